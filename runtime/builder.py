@@ -1,0 +1,470 @@
+"""`Builder`: the XLA-builder-style construction API that generated code and rules call.
+
+Builder ops are *strict XLA*: operands of a binary op have one shape and one dtype,
+broadcasts are explicit.  NumPy's conveniences (broadcasting, promotion, weak scalars,
+``axis=``) live in the translation rules (`runtime.numpy_rules`), on top of this API.
+
+Every op checks its operands (`runtime.ops`) and raises a `PSCError` pointing at the
+builder's current source location, set by generated code with ``b.at(file, line, col)``.
+
+    >>> import numpy as np
+    >>> b = Builder("double")
+    >>> x = b.parameter(0, shape=(3,), dtype=np.float32)
+    >>> y = b.add(x, x)
+    >>> y.shape, y.dtype
+    ((3,), dtype('float32'))
+"""
+from __future__ import annotations
+
+import contextlib
+from typing import Callable, Sequence
+
+import numpy as np
+from jax import tree_util
+
+from . import dtypes
+from .errors import (PSCError, PSCShapeError, PSCTypeError, PSCValueError,
+                     SourceLocation)
+from .ir import Computation, Operation, Region, Value
+from .ops import OP_DEFS, UNARY_OPS
+
+# Builder method name -> StableHLO op name, for the element-wise ops.
+_UNARY_METHODS = {
+    "neg": "negate", "abs": "abs", "sign": "sign", "exp": "exponential", "log": "log",
+    "log1p": "log_plus_one", "expm1": "exponential_minus_one", "sqrt": "sqrt",
+    "rsqrt": "rsqrt", "cbrt": "cbrt", "sin": "sine", "cos": "cosine", "tan": "tan",
+    "tanh": "tanh", "logistic": "logistic", "floor": "floor", "ceil": "ceil",
+    "round": "round_nearest_afz", "round_nearest_even": "round_nearest_even",
+    "not_": "not", "is_finite": "is_finite",
+}
+_BINARY_METHODS = {
+    "add": "add", "sub": "subtract", "mul": "multiply", "div": "divide", "rem": "remainder",
+    "pow": "power", "max": "maximum", "min": "minimum", "atan2": "atan2", "and_": "and",
+    "or_": "or", "xor": "xor", "shift_left": "shift_left",
+    "shift_right_arithmetic": "shift_right_arithmetic",
+    "shift_right_logical": "shift_right_logical",
+}
+_COMPARISONS = {"eq": "EQ", "ne": "NE", "lt": "LT", "le": "LE", "gt": "GT", "ge": "GE"}
+assert set(_UNARY_METHODS.values()) == set(UNARY_OPS)
+
+
+class _LocationState:
+    """The current source location, shared by a builder and its sub-builders."""
+
+    __slots__ = ("current",)
+
+    def __init__(self):
+        self.current: SourceLocation | None = None
+
+
+class Builder:
+    """Builds one computation.  See the module docstring."""
+
+    def __init__(self, name: str = "main"):
+        self.name = name
+        self._region = Region(name)
+        self._locations = _LocationState()
+        self._params: dict[int, Value] = {}
+
+    # --- locations and errors -------------------------------------------------------------
+
+    @property
+    def location(self) -> SourceLocation | None:
+        return self._locations.current
+
+    @contextlib.contextmanager
+    def _restoring(self, previous):
+        try:
+            yield self
+        finally:
+            self._locations.current = previous
+
+    def at(self, file: str, line: int, col: int = 0, source_line: str | None = None):
+        """Set the source location of the ops built next.
+
+        Called plainly it just sets it; used as ``with b.at(...):`` it restores the previous
+        location on exit.
+        """
+        previous = self._locations.current
+        self._locations.current = SourceLocation(file, line, col, source_line)
+        return self._restoring(previous)
+
+    def error(self, cls: type[PSCError], message: str, hint: str | None = None) -> PSCError:
+        """A `PSCError` of class ``cls`` at the current location (for rules to raise)."""
+        return cls(message, self.location, hint)
+
+    # --- recording ------------------------------------------------------------------------
+
+    def _resolve(self, value) -> Value:
+        """``value`` as seen from this builder's region, capturing it from an enclosing one."""
+        if not isinstance(value, Value):
+            raise self.error(PSCTypeError,
+                             f"builder operands must be Values, got {type(value).__name__}",
+                             "wrap Python and NumPy constants with b.constant(...)")
+        if value.region is self._region:
+            return value
+        if not self._region.is_inside(value.region):
+            raise self.error(PSCValueError,
+                             "a value built inside another loop body or branch is used "
+                             "outside of it", "return it from that body or branch instead")
+        inner = self._region.captures.get(value)
+        if inner is None:
+            inner = Value(value.shape, value.dtype, self._region, weak=value.weak)
+            self._region.captures[value] = inner
+        return inner
+
+    def _op(self, name: str, operands: Sequence, regions=(), **attrs) -> list[Value]:
+        operands = [self._resolve(v) for v in operands]
+        try:
+            avals = OP_DEFS[name](operands, attrs)
+        except PSCError as err:
+            raise err.with_location(self.location) from None
+        op = Operation(name, operands, attrs, regions, self.location)
+        op.results = tuple(Value(shape, dtype, self._region, op) for shape, dtype in avals)
+        self._region.operations.append(op)
+        return list(op.results)
+
+    def _op1(self, name: str, operands: Sequence, **attrs) -> Value:
+        return self._op(name, operands, **attrs)[0]
+
+    # --- leaves ---------------------------------------------------------------------------
+
+    def parameter(self, index: int, shape=(), dtype=np.float64, weak: bool = False) -> Value:
+        """Parameter ``index`` of the computation.  ``weak`` marks a Python-scalar argument."""
+        if self._region.parent is not None:
+            raise self.error(PSCValueError, "parameters belong to the top-level builder")
+        if index in self._params:
+            raise self.error(PSCValueError, f"parameter {index} is defined twice")
+        try:
+            dtype = dtypes.canonical(dtype)
+        except TypeError as err:
+            raise self.error(PSCTypeError, str(err)) from None
+        value = Value(shape, dtype, self._region, weak=weak)
+        self._params[index] = value
+        return value
+
+    def constant(self, value, dtype=None) -> Value:
+        """A constant array.  A Python scalar without ``dtype`` gives a weak value."""
+        weak = dtype is None and type(value) in (bool, int, float, complex)
+        try:
+            array = np.asarray(value, dtype=dtype)
+            dtypes.canonical(array.dtype)
+        except (TypeError, ValueError, OverflowError) as err:
+            raise self.error(PSCTypeError, f"cannot make a constant of {value!r}: {err}")
+        if weak and array.dtype == np.int64 and value != array:
+            raise self.error(PSCValueError, f"Python integer {value} does not fit in int64")
+        result = self._op1("constant", (), value=array)
+        result.weak = weak
+        return result
+
+    def iota(self, shape, dtype=np.int32, dimension: int = 0) -> Value:
+        """``iota(shape, dimension=d)[i] == i[d]``: indices counting along one dimension."""
+        return self._op1("iota", (), shape=tuple(shape), dtype=np.dtype(dtype),
+                         dimension=dimension)
+
+    # --- element-wise ---------------------------------------------------------------------
+
+    def compare(self, x: Value, y: Value, direction: str) -> Value:
+        """Element-wise comparison, ordered as NumPy orders the dtype (signed/unsigned/float)."""
+        return self._op1("compare", (x, y), direction=direction)
+
+    def select(self, pred: Value, on_true: Value, on_false: Value) -> Value:
+        """``np.where(pred, on_true, on_false)`` with no broadcasting but a scalar ``pred``."""
+        return self._op1("select", (pred, on_true, on_false))
+
+    def convert(self, x: Value, dtype) -> Value:
+        """Element type conversion (float to int truncates; nonzero to bool is True)."""
+        dtype = np.dtype(dtype)
+        if x.dtype == dtype:
+            return x
+        return self._op1("convert", (x,), dtype=dtypes.canonical(dtype))
+
+    # --- shapes ---------------------------------------------------------------------------
+
+    def broadcast_in_dim(self, x: Value, shape, broadcast_dimensions) -> Value:
+        """Broadcast ``x`` to ``shape``; operand dimension i becomes result dimension
+        ``broadcast_dimensions[i]`` (which must have the same size, or the operand's is 1)."""
+        return self._op1("broadcast_in_dim", (x,), shape=tuple(int(s) for s in shape),
+                         broadcast_dimensions=tuple(int(d) for d in broadcast_dimensions))
+
+    def reshape(self, x: Value, shape) -> Value:
+        shape = tuple(int(s) for s in shape)
+        if shape == x.shape:
+            return x
+        return self._op1("reshape", (x,), shape=shape)
+
+    def transpose(self, x: Value, permutation) -> Value:
+        permutation = tuple(int(p) for p in permutation)
+        if permutation == tuple(range(x.ndim)):
+            return x
+        return self._op1("transpose", (x,), permutation=permutation)
+
+    def slice(self, x: Value, start_indices, limit_indices, strides=None) -> Value:
+        """``x[start:limit:stride]`` per dimension, with static bounds inside the array."""
+        strides = strides if strides is not None else (1,) * x.ndim
+        return self._op1("slice", (x,), start_indices=tuple(map(int, start_indices)),
+                         limit_indices=tuple(map(int, limit_indices)),
+                         strides=tuple(map(int, strides)))
+
+    def dynamic_slice(self, x: Value, start_indices: Sequence[Value], slice_sizes) -> Value:
+        """A slice of static size at traced start indices, clamped so it stays in bounds."""
+        return self._op1("dynamic_slice", (x, *start_indices),
+                         slice_sizes=tuple(map(int, slice_sizes)))
+
+    def dynamic_update_slice(self, x: Value, update: Value,
+                             start_indices: Sequence[Value]) -> Value:
+        """``x`` with ``update`` written at traced start indices (clamped into bounds)."""
+        return self._op1("dynamic_update_slice", (x, update, *start_indices))
+
+    def concatenate(self, operands: Sequence[Value], dimension: int) -> Value:
+        return self._op1("concatenate", operands, dimension=int(dimension))
+
+    def pad(self, x: Value, padding_value: Value, low, high, interior=None) -> Value:
+        """Edge padding (negative values crop) and interior padding between elements."""
+        interior = interior if interior is not None else (0,) * x.ndim
+        return self._op1("pad", (x, padding_value), low=tuple(map(int, low)),
+                         high=tuple(map(int, high)), interior=tuple(map(int, interior)))
+
+    # --- contractions and reductions ------------------------------------------------------
+
+    def dot_general(self, lhs: Value, rhs: Value, contracting, batch=((), ())) -> Value:
+        """XLA DotGeneral.  Result dimensions: batch, lhs free, rhs free (in order)."""
+        (lc, rc), (lb, rb) = contracting, batch
+        return self._op1("dot_general", (lhs, rhs), lhs_batch=tuple(lb), rhs_batch=tuple(rb),
+                         lhs_contract=tuple(lc), rhs_contract=tuple(rc))
+
+    def reduce(self, x: Value, kind: str, dimensions) -> Value:
+        """Reduce ``x`` over ``dimensions`` with ``kind`` in sum/prod/max/min/and/or."""
+        dimensions = tuple(sorted(int(d) for d in dimensions))
+        if not dimensions:
+            return x
+        return self._op1("reduce", (x,), kind=kind, dimensions=dimensions)
+
+    def argmax(self, x: Value, axis: int, index_dtype=np.int64) -> Value:
+        """Index of the first maximum along ``axis`` (NaN counts as the maximum, as NumPy)."""
+        return self._op1("argmax", (x,), axis=int(axis), index_dtype=np.dtype(index_dtype))
+
+    def argmin(self, x: Value, axis: int, index_dtype=np.int64) -> Value:
+        """Index of the first minimum along ``axis`` (NaN counts as the minimum, as NumPy)."""
+        return self._op1("argmin", (x,), axis=int(axis), index_dtype=np.dtype(index_dtype))
+
+    def cumulative(self, x: Value, kind: str, axis: int, reverse: bool = False) -> Value:
+        """Inclusive scan of ``kind`` (sum/prod/max/min) along ``axis``."""
+        return self._op1("cumulative", (x,), kind=kind, axis=int(axis), reverse=bool(reverse))
+
+    def cumsum(self, x: Value, axis: int, reverse: bool = False) -> Value:
+        return self.cumulative(x, "sum", axis, reverse)
+
+    def sort(self, operands: Sequence[Value], dimension: int = -1, num_keys: int = 1,
+             is_stable: bool = True) -> list[Value]:
+        """Sort ``operands`` together along ``dimension``, ordered lexicographically by the
+        first ``num_keys`` of them, ascending, NaNs last (as NumPy)."""
+        operands = list(operands)
+        dimension = int(dimension) % max(operands[0].ndim, 1) if operands else 0
+        return self._op("sort", operands, dimension=dimension, num_keys=int(num_keys),
+                        is_stable=bool(is_stable))
+
+    # --- gather and scatter ---------------------------------------------------------------
+
+    def gather(self, x: Value, indices: Value, *, offset_dims, collapsed_slice_dims,
+               start_index_map, index_vector_dim, slice_sizes, operand_batching_dims=(),
+               start_indices_batching_dims=(), indices_are_sorted=False) -> Value:
+        """StableHLO gather (out-of-bounds start indices are clamped into bounds)."""
+        return self._op1(
+            "gather", (x, indices), offset_dims=tuple(offset_dims),
+            collapsed_slice_dims=tuple(collapsed_slice_dims),
+            operand_batching_dims=tuple(operand_batching_dims),
+            start_indices_batching_dims=tuple(start_indices_batching_dims),
+            start_index_map=tuple(start_index_map), index_vector_dim=int(index_vector_dim),
+            slice_sizes=tuple(map(int, slice_sizes)),
+            indices_are_sorted=bool(indices_are_sorted))
+
+    def scatter(self, x: Value, indices: Value, updates: Value, *, update_window_dims,
+                inserted_window_dims, scatter_dims_to_operand_dims, index_vector_dim,
+                mode: str = "set", input_batching_dims=(), scatter_indices_batching_dims=(),
+                indices_are_sorted=False, unique_indices=False) -> Value:
+        """StableHLO scatter combining with ``mode`` (set/add/mul/min/max); updates whose
+        window falls out of bounds are skipped."""
+        return self._op1(
+            "scatter", (x, indices, updates), update_window_dims=tuple(update_window_dims),
+            inserted_window_dims=tuple(inserted_window_dims),
+            input_batching_dims=tuple(input_batching_dims),
+            scatter_indices_batching_dims=tuple(scatter_indices_batching_dims),
+            scatter_dims_to_operand_dims=tuple(scatter_dims_to_operand_dims),
+            index_vector_dim=int(index_vector_dim), mode=mode,
+            indices_are_sorted=bool(indices_are_sorted), unique_indices=bool(unique_indices))
+
+    # --- control flow ---------------------------------------------------------------------
+
+    def _sub_builder(self, name: str) -> "Builder":
+        child = Builder.__new__(Builder)
+        child.name = name
+        child._region = Region(name, parent=self._region)
+        child._locations = self._locations
+        child._params = {}
+        return child
+
+    def _leaves(self, tree, what: str) -> tuple[list[Value], object]:
+        leaves, treedef = tree_util.tree_flatten(tree)
+        for leaf in leaves:
+            if not isinstance(leaf, Value):
+                raise self.error(PSCTypeError, f"{what} must hold builder Values, got "
+                                 f"{type(leaf).__name__}", "wrap constants with b.constant")
+        return leaves, treedef
+
+    def _run_region(self, name, fn, params_like, treedef, *extra):
+        sub = self._sub_builder(name)
+        params = [sub._region.add_param(v.shape, v.dtype, v.weak) for v in params_like]
+        out = fn(sub, *extra, tree_util.tree_unflatten(treedef, params))
+        return sub, out
+
+    @staticmethod
+    def _close_regions(regions: Sequence[Region], outer_captures: list[Value]) -> None:
+        """Give every region one parameter per captured value, in ``outer_captures`` order."""
+        for region in regions:
+            for value in outer_captures:
+                inner = region.captures.get(value)
+                if inner is None:
+                    inner = Value(value.shape, value.dtype, region, weak=value.weak)
+                    region.captures[value] = inner
+                region.params.append(inner)
+
+    def while_loop(self, cond_fn: Callable, body_fn: Callable, init):
+        """Functional while loop over a pytree of Values.
+
+        ``cond_fn(b, state) -> bool scalar`` and ``body_fn(b, state) -> state`` build with
+        the sub-builder ``b`` they are given.  Reference semantics::
+
+            state = init
+            while cond_fn(state):
+                state = body_fn(state)
+            return state
+        """
+        leaves, treedef = self._leaves(init, "while_loop state")
+        cond, pred = self._run_region("while_cond", cond_fn, leaves, treedef)
+        pred = cond._resolve(pred) if isinstance(pred, Value) else pred
+        if not (isinstance(pred, Value) and pred.shape == () and pred.dtype == dtypes.bool_):
+            raise self.error(PSCTypeError, "while_loop condition must return a bool scalar, "
+                             f"got {pred!r}")
+        cond._region.outputs = [pred]
+        body, new_state = self._run_region("while_body", body_fn, leaves, treedef)
+        new_leaves, new_treedef = body._leaves(new_state, "while_loop body result")
+        self._check_same_avals("while_loop body result", "loop state", leaves, treedef,
+                               new_leaves, new_treedef)
+        body._region.outputs = [body._resolve(v) for v in new_leaves]
+        captured = list(dict.fromkeys([*cond._region.captures, *body._region.captures]))
+        self._close_regions((cond._region, body._region), captured)
+        body._region.outputs += [body._region.captures[v] for v in captured]
+        avals = [(v.shape, v.dtype) for v in leaves + captured]
+        results = self._op("while", leaves + captured, (cond._region, body._region),
+                           result_avals=tuple(avals), num_state=len(leaves))
+        for result, leaf in zip(results, leaves):
+            result.weak = leaf.weak
+        return tree_util.tree_unflatten(treedef, results[:len(leaves)])
+
+    def conditional(self, pred_or_index: Value, branches: Sequence[Callable], operands=()):
+        """Run one of ``branches`` on ``operands`` (a pytree of Values).
+
+        With a bool scalar ``pred``, ``branches`` is ``(true_fn, false_fn)`` as in
+        ``lax.cond``; with an integer scalar index it is a list as in ``lax.switch``, the
+        index clamped into range.  Each branch is ``fn(b, operands) -> pytree``, and all must
+        return the same structure, shapes and dtypes.  Reference semantics::
+
+            if pred is bool: return (branches[0] if pred else branches[1])(operands)
+            return branches[min(max(index, 0), len(branches) - 1)](operands)
+        """
+        pred_or_index = self._resolve(pred_or_index)
+        index = self._branch_index(pred_or_index, branches)
+        if pred_or_index.dtype == dtypes.bool_:
+            branches = (branches[1], branches[0])   # index 0 is the false branch
+        leaves, treedef = self._leaves(operands, "conditional operands")
+        subs, outs = [], []
+        for i, branch in enumerate(branches):
+            sub, out = self._run_region(f"branch_{i}", branch, leaves, treedef)
+            out_leaves, out_treedef = sub._leaves(out, "branch result")
+            sub._region.outputs = [sub._resolve(v) for v in out_leaves]
+            subs.append(sub)
+            outs.append((out_leaves, out_treedef))
+        first_leaves, first_treedef = outs[0]
+        for out_leaves, out_treedef in outs[1:]:
+            self._check_same_avals("conditional branch result", "the other branch's result",
+                                   first_leaves, first_treedef, out_leaves, out_treedef)
+        captured = list(dict.fromkeys(v for sub in subs for v in sub._region.captures))
+        self._close_regions([sub._region for sub in subs], captured)
+        avals = [(v.shape, v.dtype) for v in first_leaves]
+        results = self._op("case", [index, *leaves, *captured], [s._region for s in subs],
+                           result_avals=tuple(avals))
+        for i, result in enumerate(results):
+            result.weak = all(out_leaves[i].weak for out_leaves, _ in outs)
+        return tree_util.tree_unflatten(first_treedef, results)
+
+    def _branch_index(self, pred_or_index: Value, branches) -> Value:
+        if pred_or_index.shape != () or not (
+                pred_or_index.dtype == dtypes.bool_ or dtypes.is_integer(pred_or_index.dtype)):
+            raise self.error(PSCTypeError, "conditional needs a bool or integer scalar "
+                             f"selector, got {pred_or_index!r}")
+        if pred_or_index.dtype == dtypes.bool_:
+            if len(branches) != 2:
+                raise self.error(PSCValueError, "a bool conditional takes exactly two "
+                                 "branches (true_fn, false_fn)")
+            return self.convert(pred_or_index, np.int32)
+        if not branches:
+            raise self.error(PSCValueError, "conditional needs at least one branch")
+        index = self.convert(pred_or_index, np.int32)
+        low = self.constant(0, np.int32)
+        high = self.constant(len(branches) - 1, np.int32)
+        return self.min(self.max(index, low), high)
+
+    def _check_same_avals(self, what, against, leaves, treedef, new_leaves, new_treedef):
+        if treedef != new_treedef:
+            raise self.error(PSCTypeError, f"{what} has structure {new_treedef}, but "
+                             f"{against} has {treedef}")
+        for i, (old, new) in enumerate(zip(leaves, new_leaves)):
+            if old.shape != new.shape or old.dtype != new.dtype:
+                raise self.error(
+                    PSCTypeError if old.shape == new.shape else PSCShapeError,
+                    f"{what} {i} is {new.dtype}{list(new.shape)}, but {against} {i} is "
+                    f"{old.dtype}{list(old.shape)}",
+                    "keep shapes and dtypes fixed across iterations and branches")
+
+    # --- finishing ------------------------------------------------------------------------
+
+    def build(self, *outputs: Value) -> Computation:
+        """Finish the computation with ``outputs`` as its results."""
+        if self._region.parent is not None:
+            raise self.error(PSCValueError, "only the top-level builder can build")
+        indices = sorted(self._params)
+        if indices != list(range(len(indices))):
+            raise self.error(PSCValueError, f"parameters {indices} are not numbered 0..n-1")
+        self._region.params = [self._params[i] for i in indices]
+        self._region.outputs = [self._resolve(v) for v in outputs]
+        return Computation(self.name, self._region)
+
+
+def _unary_method(op_name: str):
+    def method(self, x: Value) -> Value:
+        return self._op1(op_name, (x,))
+    method.__doc__ = f"Element-wise StableHLO ``{op_name}``."
+    return method
+
+
+def _binary_method(op_name: str):
+    def method(self, x: Value, y: Value) -> Value:
+        return self._op1(op_name, (x, y))
+    method.__doc__ = f"Element-wise StableHLO ``{op_name}`` (same shapes and dtypes)."
+    return method
+
+
+def _compare_method(direction: str):
+    def method(self, x: Value, y: Value) -> Value:
+        return self.compare(x, y, direction)
+    method.__doc__ = f"Element-wise comparison ``{direction}``, giving bool."
+    return method
+
+
+for _method, _op_name in _UNARY_METHODS.items():
+    setattr(Builder, _method, _unary_method(_op_name))
+for _method, _op_name in _BINARY_METHODS.items():
+    setattr(Builder, _method, _binary_method(_op_name))
+for _method, _direction in _COMPARISONS.items():
+    setattr(Builder, _method, _compare_method(_direction))

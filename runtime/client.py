@@ -1,0 +1,125 @@
+"""Compiling and running computations with jaxlib's PJRT client.
+
+`compile(computation)` lowers to StableHLO text, compiles it with the backend client of
+`jax.extend.backend`, and wraps the loaded executable in an `Executable` that accepts
+NumPy arrays, Python scalars and jax arrays.  Arguments are moved with jaxlib's
+``batched_device_put`` with 64-bit types kept, so float64 stays float64 without touching
+JAX's global ``jax_enable_x64`` flag.
+"""
+from __future__ import annotations
+
+import functools
+from typing import Sequence
+
+import numpy as np
+from jax._src import core
+from jax.extend import backend as jax_backend
+from jax.sharding import SingleDeviceSharding
+from jaxlib import _jax
+
+from .errors import PSCError, PSCShapeError, PSCTypeError
+from .ir import Computation
+
+
+@functools.lru_cache(maxsize=None)
+def get_client(platform: str | None = None):
+    """The PJRT client for ``platform`` (``"cpu"``, ``"gpu"``...; None: JAX's default)."""
+    return jax_backend.get_backend(platform)
+
+
+class XLACompileError(PSCError):
+    """XLA rejected a program the builder accepted: a bug in this project, not the user's."""
+
+    kind = "internal compiler error"
+
+
+@functools.lru_cache(maxsize=None)
+def _sharding(device) -> SingleDeviceSharding:
+    return SingleDeviceSharding(device)
+
+
+def device_put(value, shape: tuple, dtype: np.dtype, device):
+    """``value`` (array-like) on ``device`` with exactly ``dtype``; 64-bit types are kept."""
+    if isinstance(value, _jax.ArrayImpl) and value.dtype == dtype and \
+            value.sharding == _sharding(device):
+        return value
+    array = np.asarray(value, dtype=dtype)
+    return _jax.batched_device_put(core.ShapedArray(shape, dtype), _sharding(device), [array],
+                                   [device], True, False, _jax.HostBufferSemantics.ZERO_COPY,
+                                   True)
+
+
+class Executable:
+    """A compiled computation: call it with one array-like per parameter.
+
+    Returns a list of jax arrays (``np.asarray`` gives NumPy arrays without a copy on CPU).
+    """
+
+    def __init__(self, computation: Computation, loaded, client, device):
+        self.computation = computation
+        self.loaded = loaded
+        self.client = client
+        self.device = device
+        self.in_avals = [(v.shape, v.dtype) for v in computation.params]
+        self.out_avals = [(v.shape, v.dtype) for v in computation.outputs]
+        self.out_weak = [v.weak for v in computation.outputs]
+        self.sharding = _sharding(device)
+        # The outputs' abstract values as jax sees them (dtype, shape, weak type).
+        self.out_shaped_arrays = [core.ShapedArray(shape, dtype, weak_type=weak)
+                                  for (shape, dtype), weak in zip(self.out_avals, self.out_weak)]
+        self._handlers = [_jax.array_result_handler(aval, self.sharding, committed=True,
+                                                    _skip_checks=True)
+                          for aval in self.out_shaped_arrays]
+
+    def __call__(self, *args):
+        if len(args) != len(self.in_avals):
+            raise PSCTypeError(f"{self.computation.name} takes {len(self.in_avals)} "
+                               f"arguments, got {len(args)}")
+        buffers = [self._put(i, arg, shape, dtype)
+                   for i, (arg, (shape, dtype)) in enumerate(zip(args, self.in_avals))]
+        return self.execute(buffers)
+
+    def execute(self, buffers):
+        """Run on arguments already on the device (as `device_put` returns them)."""
+        return self.loaded.execute_sharded(buffers).consume_with_handlers(self._handlers)
+
+    def _put(self, i, arg, shape, dtype):
+        arg_shape = tuple(np.shape(arg))
+        if arg_shape != shape:
+            raise PSCShapeError(f"argument {i} has shape {arg_shape}, but the computation "
+                                f"was built for {shape}")
+        arg_dtype = getattr(arg, "dtype", None)
+        if arg_dtype is not None and np.dtype(arg_dtype) != dtype:
+            raise PSCTypeError(f"argument {i} has dtype {arg_dtype}, but the computation "
+                               f"was built for {dtype}")
+        return device_put(arg, shape, dtype, self.device)
+
+    @property
+    def stablehlo(self) -> str:
+        return self.computation.as_stablehlo()
+
+    def as_hlo_text(self) -> str:
+        """The optimized HLO XLA compiled (after fusion)."""
+        return "\n\n".join(m.to_string() for m in self.loaded.hlo_modules())
+
+    def cost_analysis(self) -> dict:
+        return dict(self.loaded.cost_analysis())
+
+    def __repr__(self) -> str:
+        return f"Executable({self.computation!r} on {self.device})"
+
+
+def compile(computation: Computation, platform: str | None = None) -> Executable:
+    """Compile ``computation`` for the first device of ``platform``."""
+    client = get_client(platform)
+    device = client.devices()[0]
+    text = computation.as_stablehlo()
+    try:
+        loaded = client.compile_and_load(text, _jax.DeviceList((device,)),
+                                         _jax.CompileOptions())
+    except _jax.JaxRuntimeError as err:
+        raise XLACompileError(
+            f"XLA rejected the program built for {computation.name}: {err}",
+            hint="this is a bug in psc-transpiler; please report it with the StableHLO "
+                 "from f.lower(...)") from None
+    return Executable(computation, loaded, client, device)

@@ -1,0 +1,141 @@
+"""The builder's graph IR: values, operations and regions.
+
+The IR is deliberately small.  A `Region` is a straight-line list of `Operation`s with
+parameters and outputs; control-flow operations own nested regions.  Regions are *closed*:
+an operation inside a nested region never refers to a value of an enclosing region
+directly.  When user code does (a loop body reading a weight matrix), the builder turns the
+outer value into an extra parameter of the nested region and an extra operand of the
+control-flow operation (see ``Builder._resolve``).  Closed regions keep later transforms
+(autodiff, batching) local: each region can be transformed on its own.
+
+Attributes are plain Python values (ints, tuples of ints, strings, NumPy arrays), so the
+IR can be compared, printed and transformed without knowing StableHLO.
+"""
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+
+from .errors import SourceLocation
+
+_value_ids = itertools.count()
+
+
+class Value:
+    """An SSA value: one array with a static shape and dtype.
+
+    ``weak`` marks a value that came from a Python scalar: under NumPy 2 promotion it takes
+    the dtype of the array it meets (``float32_array * 2.0`` stays float32).
+    """
+
+    __slots__ = ("shape", "dtype", "weak", "region", "producer", "id")
+
+    def __init__(self, shape, dtype, region: "Region", producer: "Operation | None" = None,
+                 weak: bool = False):
+        self.shape = tuple(int(d) for d in shape)
+        self.dtype = np.dtype(dtype)
+        self.weak = weak
+        self.region = region
+        self.producer = producer
+        self.id = next(_value_ids)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def aval(self) -> tuple:
+        return (self.shape, self.dtype)
+
+    def __repr__(self) -> str:
+        weak = ", weak" if self.weak else ""
+        return f"Value(%{self.id}: {self.dtype}{list(self.shape)}{weak})"
+
+    def __bool__(self):
+        # A value's truth is only known when the program runs.
+        from .errors import PSCTracedValueError
+        raise PSCTracedValueError(
+            "the truth value of a traced array is only known when the program runs",
+            hint="use a staged conditional (cond/where) instead of Python `if`")
+
+
+class Operation:
+    """One primitive application: ``results = name(*operands, **attrs)`` with sub-regions."""
+
+    __slots__ = ("name", "operands", "attrs", "results", "regions", "location")
+
+    def __init__(self, name: str, operands, attrs: dict[str, Any], regions=(),
+                 location: SourceLocation | None = None):
+        self.name = name
+        self.operands = tuple(operands)
+        self.attrs = dict(attrs)
+        self.regions = tuple(regions)
+        self.results: tuple[Value, ...] = ()
+        self.location = location
+
+    def __repr__(self) -> str:
+        ins = ", ".join(f"%{v.id}" for v in self.operands)
+        outs = ", ".join(f"%{v.id}" for v in self.results)
+        return f"{outs} = {self.name}({ins}) {self.attrs}"
+
+
+class Region:
+    """A block of operations with parameters and outputs (a function body or a loop body).
+
+    ``captures`` maps values of the enclosing region to the parameters that stand for them
+    here; the owning operation passes them in after its ordinary operands.
+    """
+
+    def __init__(self, name: str, parent: "Region | None" = None):
+        self.name = name
+        self.parent = parent
+        self.params: list[Value] = []
+        self.operations: list[Operation] = []
+        self.outputs: list[Value] = []
+        self.captures: dict[Value, Value] = {}
+
+    def add_param(self, shape, dtype, weak: bool = False) -> Value:
+        value = Value(shape, dtype, self, weak=weak)
+        self.params.append(value)
+        return value
+
+    def is_inside(self, other: "Region") -> bool:
+        """True when this region is ``other`` or nested in it."""
+        region = self
+        while region is not None:
+            if region is other:
+                return True
+            region = region.parent
+        return False
+
+
+class Computation:
+    """A finished top-level computation: what `Builder.build` returns and XLA compiles."""
+
+    def __init__(self, name: str, region: Region):
+        self.name = name
+        self.region = region
+
+    @property
+    def params(self) -> list[Value]:
+        return self.region.params
+
+    @property
+    def outputs(self) -> list[Value]:
+        return self.region.outputs
+
+    def as_stablehlo(self) -> str:
+        """StableHLO text (MLIR generic form) with a source location on every operation."""
+        from .lowering import lower_to_stablehlo
+        return lower_to_stablehlo(self)
+
+    def __repr__(self) -> str:
+        ins = ", ".join(f"{v.dtype}{list(v.shape)}" for v in self.params)
+        outs = ", ".join(f"{v.dtype}{list(v.shape)}" for v in self.outputs)
+        return f"Computation({self.name}: ({ins}) -> ({outs}))"
