@@ -1,10 +1,25 @@
-"""Everything generated code calls: the builder, translation rules, compilation, caching."""
+"""Everything generated code calls: the builder, translation rules, compilation, caching.
+
+Generated modules import only this package and NumPy.
+"""
+from . import numpy_rules as _numpy_rules  # noqa: F401  (registers the NumPy rules)
 from .builder import Builder
+from .cache import CacheInfo, LRUCache
 from .client import Executable, XLACompileError, compile, get_client
 from .errors import (PSCError, PSCNameError, PSCShapeError, PSCSyntaxError,
                      PSCTracedValueError, PSCTypeError, PSCUnsupportedCallError,
                      PSCValueError, SourceLocation)
 from .ir import Computation, Value
-from .cache import CacheInfo, LRUCache
 from .signature import LeafSpec, Signature, signature_of
 from .staged import StagedFunction, staged
+from .translation import (lookup_rule, qualified_name, register_translation_rule,
+                          registered_names, translate)
+
+__all__ = [
+    "Builder", "CacheInfo", "Computation", "Executable", "LRUCache", "LeafSpec",
+    "PSCError", "PSCNameError", "PSCShapeError", "PSCSyntaxError", "PSCTracedValueError",
+    "PSCTypeError", "PSCUnsupportedCallError", "PSCValueError", "Signature",
+    "SourceLocation", "StagedFunction", "Value", "XLACompileError", "compile", "get_client",
+    "lookup_rule", "qualified_name", "register_translation_rule", "registered_names",
+    "signature_of", "staged", "translate",
+]

@@ -35,7 +35,10 @@ _UNARY_METHODS = {
     "rsqrt": "rsqrt", "cbrt": "cbrt", "sin": "sine", "cos": "cosine", "tan": "tan",
     "tanh": "tanh", "logistic": "logistic", "floor": "floor", "ceil": "ceil",
     "round": "round_nearest_afz", "round_nearest_even": "round_nearest_even",
-    "not_": "not", "is_finite": "is_finite",
+    "not_": "not", "is_finite": "is_finite", "asin": "asin", "acos": "acos",
+    "atan": "atan", "sinh": "sinh", "cosh": "cosh", "asinh": "asinh", "acosh": "acosh",
+    "atanh": "atanh", "erf": "erf", "erfc": "erfc", "erf_inv": "erf_inv",
+    "lgamma": "lgamma", "digamma": "digamma",
 }
 _BINARY_METHODS = {
     "add": "add", "sub": "subtract", "mul": "multiply", "div": "divide", "rem": "remainder",
@@ -198,6 +201,13 @@ class Builder:
         if permutation == tuple(range(x.ndim)):
             return x
         return self._op1("transpose", (x,), permutation=permutation)
+
+    def reverse(self, x: Value, dimensions) -> Value:
+        """``x`` with the order of elements along ``dimensions`` reversed."""
+        dimensions = tuple(int(d) for d in dimensions)
+        if not dimensions:
+            return x
+        return self._op1("reverse", (x,), dimensions=dimensions)
 
     def slice(self, x: Value, start_indices, limit_indices, strides=None) -> Value:
         """``x[start:limit:stride]`` per dimension, with static bounds inside the array."""

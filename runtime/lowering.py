@@ -16,6 +16,7 @@ import numpy as np
 
 from . import dtypes
 from .ir import Computation, Operation, Region, Value
+from .ops import CHLO_OPS, UNARY_OPS
 
 LOWERINGS: dict[str, Callable] = {}
 
@@ -105,7 +106,8 @@ class _Printer:
             out_types = f"({out_types})"
         region_text = f" ({', '.join(regions)})" if regions else ""
         attr_text = f" {{{attrs}}}" if attrs else ""
-        self.emit(f'{lhs} = "stablehlo.{mlir_name}"({args}){region_text}{attr_text} : '
+        dialect = "chlo" if mlir_name in CHLO_OPS else "stablehlo"
+        self.emit(f'{lhs} = "{dialect}.{mlir_name}"({args}){region_text}{attr_text} : '
                   f"({in_types}) -> {out_types} {_location(op)}")
 
     def region(self, region: Region, bind_params: Sequence[str] | None = None,
@@ -197,10 +199,7 @@ def _plain(p: _Printer, op: Operation) -> None:
     p.generic(op, op.name)
 
 
-for _name in ("negate", "abs", "sign", "exponential", "log", "log_plus_one",
-              "exponential_minus_one", "sqrt", "rsqrt", "cbrt", "sine", "cosine", "tan",
-              "tanh", "logistic", "floor", "ceil", "round_nearest_afz", "round_nearest_even",
-              "not", "is_finite", "add", "subtract", "multiply", "divide", "remainder",
+for _name in (*UNARY_OPS, "add", "subtract", "multiply", "divide", "remainder",
               "power", "maximum", "minimum", "atan2", "and", "or", "xor", "shift_left",
               "shift_right_arithmetic", "shift_right_logical", "select", "convert",
               "reshape"):
@@ -236,6 +235,11 @@ def _lower_iota(p, op):
 def _lower_broadcast(p, op):
     p.generic(op, "broadcast_in_dim",
               f"broadcast_dimensions = {_i64_array(op.attrs['broadcast_dimensions'])}")
+
+
+@_lowers("reverse")
+def _lower_reverse(p, op):
+    p.generic(op, "reverse", f"dimensions = {_i64_array(op.attrs['dimensions'])}")
 
 
 @_lowers("transpose")

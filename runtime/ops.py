@@ -71,7 +71,13 @@ UNARY_OPS = {
     "tanh": _INEXACT, "logistic": _INEXACT, "floor": _FLOAT, "ceil": _FLOAT,
     "round_nearest_afz": _FLOAT, "round_nearest_even": _FLOAT, "not": _INTEGRAL,
     "is_finite": _FLOAT,
+    # CHLO decompositions, legalized by XLA like the StableHLO ops.
+    "asin": _INEXACT, "acos": _INEXACT, "atan": _INEXACT, "sinh": _INEXACT,
+    "cosh": _INEXACT, "asinh": _INEXACT, "acosh": _INEXACT, "atanh": _INEXACT,
+    "erf": _FLOAT, "erfc": _FLOAT, "erf_inv": _FLOAT, "lgamma": _FLOAT, "digamma": _FLOAT,
 }
+CHLO_OPS = frozenset({"asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh",
+                      "erf", "erfc", "erf_inv", "lgamma", "digamma"})
 
 BINARY_OPS = {
     "add": _ANY, "subtract": _NUMERIC, "multiply": _ANY, "divide": _NUMERIC,
@@ -198,6 +204,15 @@ def _infer_transpose(operands, attrs):
              f"transpose: {list(perm)} is not a permutation of the {x.ndim} axes of "
              f"{_fmt(x)}")
     return [(tuple(x.shape[p] for p in perm), x.dtype)]
+
+
+@_defines("reverse")
+def _infer_reverse(operands, attrs):
+    (x,) = operands
+    dims = attrs["dimensions"]
+    _require(len(set(dims)) == len(dims) and all(0 <= d < x.ndim for d in dims),
+             PSCValueError, f"reverse: dimensions {list(dims)} do not fit {_fmt(x)}")
+    return [(x.shape, x.dtype)]
 
 
 @_defines("slice")

@@ -1,0 +1,173 @@
+"""NumPy semantics on top of the strict builder: promotion, broadcasting, axes.
+
+Promotion asks NumPy itself: ``ufunc.resolve_dtypes`` implements NumPy 2's rules, with
+Python scalars (and traced values that came from them, `Value.weak`) as *weak* operands,
+so ``float32_array * 2.0`` stays float32 and ``int8_array + 1`` stays int8, exactly as the
+plain-NumPy oracle computes.
+"""
+from __future__ import annotations
+
+import operator
+from typing import Sequence
+
+import numpy as np
+
+from .. import dtypes
+from ..builder import Builder
+from ..errors import PSCShapeError, PSCTypeError, PSCValueError
+from ..ir import Value
+
+_WEAK_TYPES = {bool: None, int: int, float: float, complex: complex}
+_WEAK_DEFAULTS = {int: dtypes.int64, float: dtypes.float64, complex: np.dtype(np.complex128)}
+
+
+def is_traced(x) -> bool:
+    return isinstance(x, Value)
+
+
+def is_weak(x) -> bool:
+    """A Python number, or a traced value that came from one."""
+    return (x.weak if isinstance(x, Value) else
+            type(x) in (int, float, complex))
+
+
+def dtype_key(x):
+    """What ``resolve_dtypes`` should see for operand ``x``: a dtype, or a Python type for
+    a weak scalar."""
+    if isinstance(x, Value):
+        if x.weak and not dtypes.is_bool(x.dtype):
+            return {"i": int, "u": int, "f": float, "c": complex}[x.dtype.kind]
+        return x.dtype
+    if type(x) in _WEAK_TYPES and _WEAK_TYPES[type(x)] is not None:
+        return type(x)
+    return np.asarray(x).dtype
+
+
+def shape_of(x) -> tuple:
+    return x.shape if isinstance(x, Value) else np.shape(x)
+
+
+def resolve_ufunc_dtypes(b: Builder, ufunc: np.ufunc, args) -> tuple[list, list]:
+    """(input loop dtypes, output dtypes) NumPy picks for ``ufunc`` on ``args``."""
+    keys = [dtype_key(a) for a in args]
+    if all(isinstance(k, type) for k in keys):   # only weak scalars: use their defaults
+        keys = [_WEAK_DEFAULTS[k] for k in keys]
+    try:
+        loop = ufunc.resolve_dtypes(tuple(keys) + (None,) * ufunc.nout)
+    except (TypeError, np.exceptions.DTypePromotionError) as err:
+        raise b.error(PSCTypeError, f"np.{ufunc.__name__} does not support operands of "
+                      f"type {', '.join(_describe(a) for a in args)}: {err}") from None
+    return list(loop[:ufunc.nin]), list(loop[ufunc.nin:])
+
+
+def _describe(x) -> str:
+    if isinstance(x, Value):
+        return f"{x.dtype}{list(x.shape)}" + (" (weak)" if x.weak else "")
+    return type(x).__name__
+
+
+def lift(b: Builder, x, dtype=None) -> Value:
+    """``x`` as a Value of ``dtype`` (a constant for static ``x``)."""
+    if isinstance(x, Value):
+        return b.convert(x, dtype) if dtype is not None else x
+    if isinstance(x, (list, tuple)) and any(isinstance(e, Value) for e in x):
+        from .shapes import array
+        return array(b, x, dtype)
+    try:
+        value = np.asarray(x, dtype=dtype) if dtype is not None else x
+        if dtype is not None and type(x) is int and value != x:
+            raise OverflowError
+    except OverflowError:
+        raise b.error(PSCValueError,
+                      f"Python integer {x} is out of bounds for {np.dtype(dtype)}") from None
+    except (TypeError, ValueError) as err:
+        raise b.error(PSCTypeError, f"cannot use {x!r} as an array: {err}") from None
+    return b.constant(value, dtype=dtype if dtype is not None else None)
+
+
+def broadcast_shapes(b: Builder, *shapes) -> tuple:
+    """NumPy's broadcast of ``shapes``, or a PSCShapeError naming them."""
+    ndim = max((len(s) for s in shapes), default=0)
+    result = []
+    for axis in range(ndim):
+        sizes = {s[axis - ndim + len(s)] for s in shapes if axis - ndim + len(s) >= 0}
+        sizes.discard(1)
+        if len(sizes) > 1:
+            shown = " ".join(str(tuple(s)) for s in shapes)
+            raise b.error(PSCShapeError, f"operands could not be broadcast together with "
+                          f"shapes {shown}")
+        result.append(sizes.pop() if sizes else 1)
+    return tuple(result)
+
+
+def broadcast_to(b: Builder, x: Value, shape) -> Value:
+    """Broadcast ``x`` to ``shape`` by NumPy's rules (aligned on the trailing axes)."""
+    shape = tuple(shape)
+    if x.shape == shape:
+        return x
+    if len(shape) < x.ndim or broadcast_shapes(b, x.shape, shape) != shape:
+        raise b.error(PSCShapeError, f"cannot broadcast an array of shape {x.shape} to "
+                      f"shape {shape}")
+    offset = len(shape) - x.ndim
+    return b.broadcast_in_dim(x, shape, range(offset, len(shape)))
+
+
+def promote_and_broadcast(b: Builder, args, dtypes_) -> list[Value]:
+    """Lift ``args`` to ``dtypes_`` and broadcast them to their common shape."""
+    values = [lift(b, a, d) for a, d in zip(args, dtypes_)]
+    shape = broadcast_shapes(b, *(v.shape for v in values))
+    return [broadcast_to(b, v, shape) for v in values]
+
+
+def full_like_value(b: Builder, value, like: Value, dtype=None) -> Value:
+    """A constant broadcast to ``like``'s shape, of ``like``'s dtype by default."""
+    dtype = like.dtype if dtype is None else np.dtype(dtype)
+    return b.broadcast_in_dim(b.constant(np.asarray(value, dtype)), like.shape, ())
+
+
+def normalize_axis(b: Builder, axis, ndim: int) -> int:
+    try:
+        axis = operator.index(axis)
+    except TypeError:
+        raise b.error(PSCTypeError, f"axis must be an integer, got {axis!r}") from None
+    if not -ndim <= axis < ndim:
+        raise b.error(PSCValueError, f"axis {axis} is out of bounds for array of dimension "
+                      f"{ndim}")
+    return axis % ndim
+
+
+def normalize_axes(b: Builder, axis, ndim: int) -> tuple[int, ...]:
+    """``axis`` (None, an int or a tuple) as a sorted tuple of non-negative axes."""
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, (tuple, list)):
+        axes = tuple(normalize_axis(b, a, ndim) for a in axis)
+        if len(set(axes)) != len(axes):
+            raise b.error(PSCValueError, f"duplicate value in 'axis': {axis}")
+        return tuple(sorted(axes))
+    return (normalize_axis(b, axis, ndim),)
+
+
+def static_int(b: Builder, x, what: str) -> int:
+    """``x`` as a static Python int, or a PSCTracedValueError explaining why not."""
+    if isinstance(x, Value):
+        from ..errors import PSCTracedValueError
+        raise b.error(PSCTracedValueError, f"{what} must be known when the program is built, "
+                      "but it is a traced value", "pass it as a static argument "
+                      "(static_argnames) or compute it from shapes")
+    try:
+        return operator.index(x)
+    except TypeError:
+        raise b.error(PSCTypeError, f"{what} must be an integer, got {x!r}") from None
+
+
+def static_shape(b: Builder, shape, what: str = "shape") -> tuple[int, ...]:
+    if isinstance(shape, Value):
+        static_int(b, shape, what)
+    if isinstance(shape, (tuple, list)):
+        return tuple(static_int(b, s, what) for s in shape)
+    return (static_int(b, shape, what),)
+
+
+def as_values(b: Builder, args: Sequence) -> list[Value]:
+    return [lift(b, a) for a in args]

@@ -1,0 +1,343 @@
+"""Element-wise NumPy functions (ufuncs and friends) and the Python operators on arrays.
+
+Each ufunc rule is an *implementation* on operands that already have NumPy's loop dtype and
+the broadcast shape (`apply_ufunc` does that part, the same for all of them).  Where XLA's
+op differs from NumPy's function (integer floor division, ``%`` with negative operands,
+NaN in ``maximum``), the implementation says how.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import dtypes
+from ..builder import Builder
+from ..errors import PSCTypeError
+from ..ir import Value
+from ..translation import register_translation_rule
+from ._core import full_like_value, promote_and_broadcast, resolve_ufunc_dtypes
+
+
+def apply_ufunc(b: Builder, ufunc: np.ufunc, impl, args, kwargs) -> Value:
+    """NumPy semantics around ``impl(b, *operands)``: loop dtypes, broadcasting, weakness."""
+    dtype = kwargs.pop("dtype", None)
+    if kwargs.pop("out", None) is not None:
+        raise b.error(PSCTypeError, f"np.{ufunc.__name__}(..., out=...) writes into an "
+                      "array, which PSC functions cannot do", "use the returned value")
+    if kwargs:
+        raise b.error(PSCTypeError, f"np.{ufunc.__name__}: unsupported keyword arguments "
+                      f"{sorted(kwargs)}")
+    if len(args) != ufunc.nin:
+        raise b.error(PSCTypeError, f"np.{ufunc.__name__} takes {ufunc.nin} arguments, got "
+                      f"{len(args)}")
+    in_dtypes, (out_dtype,) = resolve_ufunc_dtypes(b, ufunc, args)
+    if dtype is not None:
+        in_dtypes = [np.dtype(dtype)] * len(in_dtypes)
+        out_dtype = out_dtype if out_dtype == dtypes.bool_ else np.dtype(dtype)
+    operands = promote_and_broadcast(b, args, in_dtypes)
+    result = b.convert(impl(b, *operands), out_dtype)
+    result.weak = out_dtype != dtypes.bool_ and all(
+        getattr(a, "weak", type(a) in (int, float, complex)) for a in args)
+    return result
+
+
+def _is_float(v: Value) -> bool:
+    return dtypes.is_inexact(v.dtype)
+
+
+def _zero(b, like):
+    return full_like_value(b, 0, like)
+
+
+def _isnan(b, x):
+    return b.ne(x, x) if _is_float(x) else full_like_value(b, False, x, dtypes.bool_)
+
+
+def _nan_propagating(op):
+    """NumPy's maximum/minimum: a NaN operand wins (XLA's choice differs by backend)."""
+    def impl(b, x, y):
+        result = getattr(b, op)(x, y)
+        if not _is_float(x):
+            return result
+        return b.select(b.ne(x, x), x, b.select(b.ne(y, y), y, result))
+    return impl
+
+
+def _nan_ignoring(op):
+    """NumPy's fmax/fmin: a NaN operand loses."""
+    def impl(b, x, y):
+        result = getattr(b, op)(x, y)
+        if not _is_float(x):
+            return result
+        return b.select(b.ne(x, x), y, b.select(b.ne(y, y), x, result))
+    return impl
+
+
+def _int_floor_divide(b, x, y):
+    """Floor division rounding towards -inf; division by zero gives 0, as NumPy does."""
+    zero = _zero(b, x)
+    safe_y = b.select(b.eq(y, zero), full_like_value(b, 1, y), y)
+    quotient = b.div(x, safe_y)
+    if dtypes.is_unsigned(x.dtype):
+        return b.select(b.eq(y, zero), zero, quotient)
+    remainder = b.rem(x, safe_y)
+    needs_fix = b.and_(b.ne(remainder, zero), b.ne(b.lt(remainder, zero), b.lt(safe_y, zero)))
+    quotient = b.select(needs_fix, b.sub(quotient, full_like_value(b, 1, x)), quotient)
+    return b.select(b.eq(y, zero), zero, quotient)
+
+
+def _float_divmod(b, x, y):
+    """NumPy's ``npy_divmod`` for floats: (floor quotient, remainder with the sign of y)."""
+    zero = _zero(b, x)
+    mod = b.rem(x, y)
+    div = b.div(b.sub(x, mod), y)
+    fix = b.and_(b.ne(mod, zero), b.ne(b.lt(y, zero), b.lt(mod, zero)))
+    mod = b.select(fix, b.add(mod, y), mod)
+    div = b.select(fix, b.sub(div, full_like_value(b, 1, x)), div)
+    floordiv = b.floor(div)
+    round_up = b.gt(b.sub(div, floordiv), full_like_value(b, 0.5, x))
+    floordiv = b.select(round_up, b.add(floordiv, full_like_value(b, 1, x)), floordiv)
+    floordiv = b.select(b.eq(div, zero), b.mul(zero, b.div(x, y)), floordiv)
+    by_zero = b.eq(y, zero)
+    return b.select(by_zero, b.div(x, y), floordiv), b.select(by_zero, b.rem(x, y), mod)
+
+
+def _floor_divide(b, x, y):
+    return _float_divmod(b, x, y)[0] if _is_float(x) else _int_floor_divide(b, x, y)
+
+
+def _remainder(b, x, y):
+    if _is_float(x):
+        return _float_divmod(b, x, y)[1]
+    zero = _zero(b, x)
+    safe_y = b.select(b.eq(y, zero), full_like_value(b, 1, y), y)
+    remainder = b.rem(x, safe_y)
+    if not dtypes.is_unsigned(x.dtype):
+        fix = b.and_(b.ne(remainder, zero), b.ne(b.lt(remainder, zero), b.lt(safe_y, zero)))
+        remainder = b.select(fix, b.add(remainder, safe_y), remainder)
+    return b.select(b.eq(y, zero), zero, remainder)
+
+
+def _fmod(b, x, y):
+    if _is_float(x):
+        return b.rem(x, y)
+    zero = _zero(b, x)
+    safe_y = b.select(b.eq(y, zero), full_like_value(b, 1, y), y)
+    return b.select(b.eq(y, zero), zero, b.rem(x, safe_y))
+
+
+def _logaddexp(log_base):
+    """log(base**x + base**y) without overflow; equal infinities give themselves."""
+    def impl(b, x, y):
+        big = b.max(x, y)
+        gap = b.neg(b.abs(b.sub(x, y)))
+        if log_base == 1.0:
+            tail = b.log1p(b.exp(gap))
+        else:
+            scale = full_like_value(b, log_base, x)
+            tail = b.div(b.log1p(b.exp(b.mul(gap, scale))), scale)
+        same = b.add(x, full_like_value(b, math.log(2.0) / log_base, x))
+        return b.select(b.eq(x, y), same, b.add(big, tail))   # NaN flows through tail
+    return impl
+
+
+def _truthy(b, x):
+    return x if x.dtype == dtypes.bool_ else b.ne(x, _zero(b, x))
+
+
+def _logical(op):
+    def impl(b, x, y):
+        return getattr(b, op)(_truthy(b, x), _truthy(b, y))
+    return impl
+
+
+def _right_shift(b, x, y):
+    if dtypes.is_unsigned(x.dtype):
+        return b.shift_right_logical(x, y)
+    return b.shift_right_arithmetic(x, y)
+
+
+def _int_identity_or(op):
+    """floor/ceil/trunc: integer inputs are already integral (NumPy 2 keeps the dtype)."""
+    def impl(b, x):
+        return op(b, x) if _is_float(x) else x
+    return impl
+
+
+def _trunc(b, x):
+    return b.select(b.lt(x, _zero(b, x)), b.ceil(x), b.floor(x))
+
+
+def _scaled(op, factor):
+    def impl(b, x):
+        return op(b, b.mul(x, full_like_value(b, factor, x)))
+    return impl
+
+
+def _isinf(b, x):
+    if not _is_float(x):
+        return full_like_value(b, False, x, dtypes.bool_)
+    return b.eq(b.abs(x), full_like_value(b, np.inf, b.abs(x)))
+
+
+def _isfinite(b, x):
+    return b.is_finite(x) if _is_float(x) else full_like_value(b, True, x, dtypes.bool_)
+
+
+def _signbit(b, x):
+    if not _is_float(x):
+        return b.lt(x, _zero(b, x)) if not dtypes.is_unsigned(x.dtype) else \
+            full_like_value(b, False, x, dtypes.bool_)
+    negative_zero = b.and_(b.eq(x, _zero(b, x)),
+                           b.lt(b.div(full_like_value(b, 1, x), x), _zero(b, x)))
+    return b.or_(b.lt(x, _zero(b, x)), negative_zero)
+
+
+def _hypot(b, x, y):
+    return b.sqrt(b.add(b.mul(x, x), b.mul(y, y)))
+
+
+def _reciprocal(b, x):
+    return b.div(full_like_value(b, 1, x), x)
+
+
+def _sign(b, x):
+    if x.dtype == dtypes.bool_:
+        return x
+    if dtypes.is_unsigned(x.dtype):
+        return b.convert(b.ne(x, _zero(b, x)), x.dtype)
+    return b.sign(x)
+
+
+def _abs(b, x):
+    return x if x.dtype == dtypes.bool_ or dtypes.is_unsigned(x.dtype) else b.abs(x)
+
+
+def _copysign(b, x, y):
+    magnitude = b.abs(x)
+    return b.select(_signbit(b, y), b.neg(magnitude), magnitude)
+
+
+_LN2 = math.log(2.0)
+UFUNC_IMPLS = {
+    # arithmetic
+    np.add: lambda b, x, y: b.add(x, y),
+    np.subtract: lambda b, x, y: b.sub(x, y),
+    np.multiply: lambda b, x, y: b.mul(x, y),
+    np.true_divide: lambda b, x, y: b.div(x, y),
+    np.floor_divide: _floor_divide,
+    np.remainder: _remainder,
+    np.fmod: _fmod,
+    np.power: lambda b, x, y: b.pow(x, y),
+    np.float_power: lambda b, x, y: b.pow(x, y),
+    np.maximum: _nan_propagating("max"),
+    np.minimum: _nan_propagating("min"),
+    np.fmax: _nan_ignoring("max"),
+    np.fmin: _nan_ignoring("min"),
+    np.arctan2: lambda b, x, y: b.atan2(x, y),
+    np.hypot: _hypot,
+    np.logaddexp: _logaddexp(1.0),
+    np.logaddexp2: _logaddexp(_LN2),
+    np.copysign: _copysign,
+    # comparisons and logic
+    np.equal: lambda b, x, y: b.eq(x, y),
+    np.not_equal: lambda b, x, y: b.ne(x, y),
+    np.less: lambda b, x, y: b.lt(x, y),
+    np.less_equal: lambda b, x, y: b.le(x, y),
+    np.greater: lambda b, x, y: b.gt(x, y),
+    np.greater_equal: lambda b, x, y: b.ge(x, y),
+    np.logical_and: _logical("and_"),
+    np.logical_or: _logical("or_"),
+    np.logical_xor: _logical("xor"),
+    np.logical_not: lambda b, x: b.not_(_truthy(b, x)),
+    np.bitwise_and: lambda b, x, y: b.and_(x, y),
+    np.bitwise_or: lambda b, x, y: b.or_(x, y),
+    np.bitwise_xor: lambda b, x, y: b.xor(x, y),
+    np.invert: lambda b, x: b.not_(x),
+    np.left_shift: lambda b, x, y: b.shift_left(x, y),
+    np.right_shift: _right_shift,
+    # unary arithmetic
+    np.negative: lambda b, x: b.neg(x),
+    np.positive: lambda b, x: x,
+    np.absolute: _abs,
+    np.fabs: _abs,
+    np.sign: _sign,
+    np.square: lambda b, x: b.mul(x, x),
+    np.reciprocal: _reciprocal,
+    np.sqrt: lambda b, x: b.sqrt(x),
+    np.cbrt: lambda b, x: b.cbrt(x),
+    # exponentials and logarithms
+    np.exp: lambda b, x: b.exp(x),
+    np.exp2: lambda b, x: b.pow(full_like_value(b, 2, x), x),
+    np.expm1: lambda b, x: b.expm1(x),
+    np.log: lambda b, x: b.log(x),
+    np.log2: lambda b, x: b.div(b.log(x), full_like_value(b, _LN2, x)),
+    np.log10: lambda b, x: b.div(b.log(x), full_like_value(b, math.log(10.0), x)),
+    np.log1p: lambda b, x: b.log1p(x),
+    # trigonometric and hyperbolic
+    np.sin: lambda b, x: b.sin(x),
+    np.cos: lambda b, x: b.cos(x),
+    np.tan: lambda b, x: b.tan(x),
+    np.arcsin: lambda b, x: b.asin(x),
+    np.arccos: lambda b, x: b.acos(x),
+    np.arctan: lambda b, x: b.atan(x),
+    np.sinh: lambda b, x: b.sinh(x),
+    np.cosh: lambda b, x: b.cosh(x),
+    np.tanh: lambda b, x: b.tanh(x),
+    np.arcsinh: lambda b, x: b.asinh(x),
+    np.arccosh: lambda b, x: b.acosh(x),
+    np.arctanh: lambda b, x: b.atanh(x),
+    np.deg2rad: _scaled(lambda b, x: x, math.pi / 180.0),
+    np.rad2deg: _scaled(lambda b, x: x, 180.0 / math.pi),
+    # rounding
+    np.floor: _int_identity_or(lambda b, x: b.floor(x)),
+    np.ceil: _int_identity_or(lambda b, x: b.ceil(x)),
+    np.trunc: _int_identity_or(_trunc),
+    np.rint: _int_identity_or(lambda b, x: b.round_nearest_even(x)),
+    # classification
+    np.isnan: _isnan,
+    np.isinf: _isinf,
+    np.isfinite: _isfinite,
+    np.signbit: _signbit,
+}
+
+# Aliases NumPy exposes under other names (np.abs is np.absolute, np.radians...).
+_ALIASES = {"abs": np.absolute, "radians": np.deg2rad, "degrees": np.rad2deg,
+            "divide": np.true_divide, "mod": np.remainder,
+            "bitwise_not": np.invert, "bitwise_invert": np.invert,
+            "bitwise_left_shift": np.left_shift, "bitwise_right_shift": np.right_shift,
+            "pow": np.power, "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan,
+            "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh,
+            "atan2": np.arctan2}
+
+
+def _ufunc_rule(ufunc, impl):
+    def rule(b, *args, **kwargs):
+        return apply_ufunc(b, ufunc, impl, args, kwargs)
+    rule.__name__ = f"numpy_{ufunc.__name__}"
+    return rule
+
+
+UFUNC_RULES = {}
+for _ufunc, _impl in UFUNC_IMPLS.items():
+    UFUNC_RULES[_ufunc] = _ufunc_rule(_ufunc, _impl)
+    register_translation_rule(f"numpy.{_ufunc.__name__}", UFUNC_RULES[_ufunc])
+for _alias, _ufunc in _ALIASES.items():
+    if hasattr(np, _alias):
+        register_translation_rule(f"numpy.{_alias}", UFUNC_RULES[_ufunc])
+
+
+# --- Python operators on arrays: NumPy's meaning of each operator ---------------------------
+
+_OPERATORS = {
+    "add": np.add, "sub": np.subtract, "mul": np.multiply, "truediv": np.true_divide,
+    "floordiv": np.floor_divide, "mod": np.remainder, "pow": np.power, "neg": np.negative,
+    "pos": np.positive, "invert": np.invert, "abs": np.absolute, "eq": np.equal,
+    "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,
+    "ge": np.greater_equal, "and_": np.bitwise_and, "or_": np.bitwise_or,
+    "xor": np.bitwise_xor, "lshift": np.left_shift, "rshift": np.right_shift,
+}
+for _op, _ufunc in _OPERATORS.items():
+    register_translation_rule(f"operator.{_op}", UFUNC_RULES[_ufunc])
+register_translation_rule("builtins.abs", UFUNC_RULES[np.absolute])

@@ -1,0 +1,126 @@
+"""The translation-rule registry: NumPy functions and Python operators -> builder calls.
+
+A rule is ``rule(b, *args, **kwargs)``: the builder first, then the call's arguments, traced
+ones as builder `Value`s and static ones as Python/NumPy values.  Rules are keyed by
+*qualified name* (``"numpy.tanh"``, ``"operator.add"``, ``"numpy.ndarray.sum"``) so the CLI
+can resolve a call statically without importing user code, and by *object* (``np.tanh``) so
+the decorator can look up what a name is bound to at run time.  As in the JAX paper::
+
+    def xla_sinh(b, x):
+        return b.div(b.sub(b.exp(x), b.exp(b.neg(x))), b.constant(2, dtype=x.dtype))
+    register_translation_rule(np.sinh, xla_sinh)
+
+`translate(b, fn, *args)` is what generated code calls: with no traced value among the
+arguments it simply calls ``fn`` (the result is static); otherwise it applies the rule.
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Any, Callable
+
+from jax import tree_util
+
+from .errors import PSCUnsupportedCallError
+from .ir import Value
+
+Rule = Callable[..., Any]
+_RULES: dict[str, Rule] = {}
+_NAME_OF_OBJECT: dict[int, tuple[object, str]] = {}   # id -> (object kept alive, name)
+
+
+def _name_of(fn) -> str | None:
+    found = _NAME_OF_OBJECT.get(id(fn))
+    if found is not None and found[0] is fn:
+        return found[1]
+    return None
+
+
+def _resolve_object(name: str):
+    """The object a qualified name denotes (``"numpy.linalg.norm"``), or None."""
+    parts = name.split(".")
+    for split in range(len(parts) - 1, 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:split]))
+        except ImportError:
+            continue
+        try:
+            for attr in parts[split:]:
+                obj = getattr(obj, attr)
+        except AttributeError:
+            return None
+        return obj
+    return None
+
+
+def register_translation_rule(fn, rule: Rule, *, name: str | None = None) -> Rule:
+    """Register ``rule`` for ``fn``: an object (``np.sinh``) or a qualified name string.
+
+    An object registered without a ``name`` is also found by ``module.qualname`` when it
+    has them, so a user-registered rule serves both the decorator and the CLI.
+    """
+    if isinstance(fn, str):
+        name, obj = fn, _resolve_object(fn)
+    else:
+        obj = fn
+        name = name or _name_of(fn) or _default_name(fn)
+    if name is not None:
+        _RULES[name] = rule
+    if obj is not None:
+        if name is None:
+            name = f"<object {id(obj)}>"
+            _RULES[name] = rule
+        _NAME_OF_OBJECT[id(obj)] = (obj, name)
+    return rule
+
+
+def _default_name(fn) -> str | None:
+    module = getattr(fn, "__module__", None)
+    qualname = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None)
+    if module and qualname and "<" not in qualname:
+        return f"{module}.{qualname}"
+    return None
+
+
+def translation_rule(*names: str):
+    """Decorator registering a rule under one or more qualified names."""
+    def register(rule: Rule) -> Rule:
+        for name in names:
+            register_translation_rule(name, rule)
+        return rule
+    return register
+
+
+def lookup_rule(fn) -> Rule | None:
+    """The rule for an object or a qualified name, or None."""
+    if isinstance(fn, str):
+        return _RULES.get(fn)
+    name = _name_of(fn)
+    return _RULES.get(name) if name is not None else None
+
+
+def qualified_name(fn) -> str | None:
+    """The registered name of an object, or None when it has no rule."""
+    return _name_of(fn)
+
+
+def registered_names() -> list[str]:
+    return sorted(n for n in _RULES if not n.startswith("<"))
+
+
+def has_traced(tree) -> bool:
+    """True when ``tree`` (args, lists, dicts...) holds a builder `Value`."""
+    return any(isinstance(leaf, Value) for leaf in tree_util.tree_leaves(tree))
+
+
+def translate(b, fn, *args, **kwargs):
+    """Apply ``fn`` to ``args``: statically when nothing is traced, else through its rule."""
+    if not has_traced((args, kwargs)):
+        return (_resolve_object(fn) if isinstance(fn, str) else fn)(*args, **kwargs)
+    rule = lookup_rule(fn)
+    if rule is None:
+        shown = qualified_name(fn) or _default_name(fn) or repr(fn)
+        raise b.error(PSCUnsupportedCallError,
+                      f"{shown} has no translation rule, so it cannot take traced arrays",
+                      "use a supported NumPy function, or register a rule with "
+                      "register_translation_rule")
+    return rule(b, *args, **kwargs)

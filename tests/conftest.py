@@ -1,0 +1,47 @@
+"""Shared test helpers: run builder code through XLA and compare with NumPy."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from runtime import StagedFunction, translate
+
+
+def run_rule(fn, *args, static=(), **kwargs):
+    """Call ``fn`` (a NumPy function or operator) on traced ``args`` through its rule,
+    compiled with XLA.  Positions in ``static`` are passed as build-time constants."""
+    static = set(static)
+    traced = [a for i, a in enumerate(args) if i not in static]
+
+    def build(b, *values):
+        it = iter(values)
+        call = [a if i in static else next(it) for i, a in enumerate(args)]
+        return translate(b, fn, *call, **kwargs)
+    return StagedFunction(build, name=getattr(fn, "__name__", "rule"))(*traced)
+
+
+def assert_same(actual, expected, rtol=1e-6, atol=1e-12):
+    """Values, dtypes and shapes equal (NaNs equal, floats within tolerance)."""
+    if isinstance(expected, (tuple, list)):
+        assert isinstance(actual, (tuple, list)) and len(actual) == len(expected)
+        for a, e in zip(actual, expected):
+            assert_same(a, e, rtol, atol)
+        return
+    if isinstance(expected, dict):
+        assert isinstance(actual, dict) and actual.keys() == expected.keys()
+        for k in expected:
+            assert_same(actual[k], expected[k], rtol, atol)
+        return
+    actual = np.asarray(actual)
+    expected = np.asarray(expected)
+    assert actual.shape == expected.shape, (actual.shape, expected.shape)
+    assert actual.dtype == expected.dtype, (actual.dtype, expected.dtype)
+    if expected.dtype.kind in "fc":
+        np.testing.assert_allclose(actual, expected, rtol=rtol, atol=atol, equal_nan=True)
+    else:
+        np.testing.assert_array_equal(actual, expected)
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(0)
