@@ -78,6 +78,10 @@ class _Printer:
         self._counter += 1
         return f"%{self._counter - 1}"
 
+    def fresh_block_arg(self) -> str:
+        """A block-argument name; ``%b`` keeps them apart from the function's ``%arg``s."""
+        return "%b" + self.fresh()[1:]
+
     def emit(self, text: str) -> None:
         self.lines.append(" " * self.indent + text)
 
@@ -123,7 +127,7 @@ class _Printer:
         else:
             args = []
             for param in region.params:
-                name = self.fresh().replace("%", "%arg")
+                name = self.fresh_block_arg()
                 self.names[param] = name
                 args.append(f"{name}: {_vtype(param)}")
             header = [" " * self.indent + f"^bb0({', '.join(args)}):"]
@@ -142,7 +146,7 @@ class _Printer:
         """A reduction/scatter body over two scalars: ``combine(a, b, type)`` gives its lines
         and the name of its result (names it defines start with ``%r``)."""
         t = tensor_type((), dtype)
-        a, b = self.fresh().replace("%", "%arg"), self.fresh().replace("%", "%arg")
+        a, b = self.fresh_block_arg(), self.fresh_block_arg()
         tag = self.fresh().lstrip("%")
         body_lines, result = combine(a, b, t)
         lines = [line.replace("%r", f"%r{tag}") for line in body_lines]
@@ -355,7 +359,7 @@ def _lower_argreduce(p, op):
         "max" if op.name == "argmax" else "min", x.dtype), op)
     init_index = _constant_line(p, np.zeros((), index_dtype), op)
     tv, ti = tensor_type((), x.dtype), tensor_type((), index_dtype)
-    names = [p.fresh().replace("%", "%arg") for _ in range(4)]
+    names = [p.fresh_block_arg() for _ in range(4)]
     av, ai, bv, bi = names
     direction = "GT" if op.name == "argmax" else "LT"
     vcmp = _compare_attrs(direction, x.dtype)
@@ -440,7 +444,7 @@ def _lower_sort(p, op):
     params, pairs = [], []
     for v in op.operands:
         t = tensor_type((), v.dtype)
-        a, b = p.fresh().replace("%", "%arg"), p.fresh().replace("%", "%arg")
+        a, b = p.fresh_block_arg(), p.fresh_block_arg()
         params += [f"{a}: {t}", f"{b}: {t}"]
         pairs.append((a, b, t, v.dtype))
     tag = p.fresh().lstrip("%")

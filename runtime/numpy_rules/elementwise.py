@@ -195,11 +195,25 @@ def _signbit(b, x):
 
 
 def _hypot(b, x, y):
-    return b.sqrt(b.add(b.mul(x, x), b.mul(y, y)))
+    """Scaled so that squares cannot overflow; an infinite side wins over NaN (C99)."""
+    ax, ay = b.abs(x), b.abs(y)
+    big, small = b.max(ax, ay), b.min(ax, ay)
+    safe_big = b.select(b.eq(big, _zero(b, big)), full_like_value(b, 1, big), big)
+    ratio = b.div(small, safe_big)
+    result = b.mul(big, b.sqrt(b.add(full_like_value(b, 1, big), b.mul(ratio, ratio))))
+    result = b.select(b.or_(b.ne(x, x), b.ne(y, y)), full_like_value(b, np.nan, result),
+                      result)
+    return b.select(b.or_(_isinf(b, x), _isinf(b, y)), full_like_value(b, np.inf, result),
+                    result)
 
 
 def _reciprocal(b, x):
-    return b.div(full_like_value(b, 1, x), x)
+    one = full_like_value(b, 1, x)
+    if _is_float(x):
+        return b.div(one, x)
+    zero = _zero(b, x)   # NumPy's integer 1/0 is 0; XLA's is -1
+    is_zero = b.eq(x, zero)
+    return b.select(is_zero, zero, b.div(one, b.select(is_zero, one, x)))
 
 
 def _sign(b, x):
