@@ -1,1 +1,562 @@
-"""(placeholder, being written)"""
+"""NumPy indexing: ``x[index]`` (`getitem`) and ``x[index] = value`` (`setitem`).
+
+Both follow one plan:
+
+1. *Normalize* the index (`_parse`) into one entry per axis: ``...`` is expanded, lists
+   become arrays, a static boolean mask becomes integer arrays (``np.nonzero``), static
+   integers wrap and are checked against the shape, slices become ``range`` objects.
+   ``None`` (and a 0-d boolean, which NumPy treats as a new axis indexed by ``[0]`` or
+   ``[]``) reshapes ``x`` to have a unit axis there, so every entry indexes one axis.
+2. *Basic part*: the slices are one ``slice`` op (and a ``reverse`` for negative steps),
+   static integers slices of length 1, traced integer scalars a ``dynamic_slice``.
+3. *Advanced part*: when an entry is an integer array, every non-slice entry (integers
+   included) is an advanced index.  They broadcast together and one ``gather`` picks
+   them; the broadcast dimensions go where the first advanced index is when all of them
+   are adjacent, else to the front, as in NumPy.
+
+`setitem` builds a *new* array (like ``x.at[index].set(value)`` in JAX), with the value
+cast to ``x.dtype`` (unsafe casting, as NumPy's assignment) and broadcast to the indexed
+shape: a ``dynamic_update_slice`` when the indexed part is one block, else a ``scatter``.
+Its other modes are NumPy's augmented assignment, ``x[index] += v`` being
+``x[index] = x[index] + v``; `add_at` accumulates repeated indices like ``np.add.at``.
+
+Where traced indices (known only when the program runs) differ from NumPy:
+
+* Out-of-bounds traced indices are clamped into range, for reads and writes alike (XLA
+  clamps; nothing can raise at run time).  Negative ones wrap first, as in NumPy.
+* A traced boolean mask selects a data-dependent number of elements, so ``x[mask]`` is
+  an error; ``x[mask] = v`` works (a ``select``) when ``v`` broadcasts over the selection.
+* With repeated indices, ``x[idx] = v`` writes one of the values, not necessarily the
+  last one as NumPy does (XLA's scatter leaves the order unspecified).
+"""
+from __future__ import annotations
+
+import dataclasses
+import operator
+
+import numpy as np
+
+from .. import dtypes
+from ..builder import Builder
+from ..errors import PSCShapeError, PSCTypeError, PSCValueError
+from ..ir import Value
+from ..translation import has_traced, register_translation_rule
+from ._core import broadcast_to, lift, static_int
+from .elementwise import UFUNC_RULES
+
+_INVALID_INDEX = ("only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`) "
+                  "and integer or boolean arrays are valid indices")
+_MASK_HINT = "use np.where(mask, x, other) instead"
+
+# Augmented-assignment modes: the ufunc, and whether NumPy's in-place casting rule
+# (same_kind) applies, as it does to ``x[i:j] += v`` but not to ``np.minimum``-style updates.
+_MODES = {
+    "add": (np.add, True), "sub": (np.subtract, True), "mul": (np.multiply, True),
+    "truediv": (np.true_divide, True), "floordiv": (np.floor_divide, True),
+    "mod": (np.remainder, True), "pow": (np.power, True), "and": (np.bitwise_and, True),
+    "or": (np.bitwise_or, True), "xor": (np.bitwise_xor, True),
+    "lshift": (np.left_shift, True), "rshift": (np.right_shift, True),
+    "min": (np.minimum, False), "max": (np.maximum, False),
+}
+
+
+# --- normalizing the index ------------------------------------------------------------------
+
+@dataclasses.dataclass
+class _Plan:
+    """A normalized index.  ``entries`` has one entry per axis of ``shape`` (``x``'s shape
+    with unit axes for ``None``): a ``range`` (a slice), an ``int``, an integer
+    ``np.ndarray``, or an integer `Value` (a traced scalar or array)."""
+
+    shape: tuple
+    entries: list
+    scalar: bool   # an all-integer index: NumPy gives a scalar (it matters for casting)
+
+    @property
+    def advanced(self) -> bool:
+        return any(isinstance(e, np.ndarray) or (isinstance(e, Value) and e.ndim > 0)
+                   for e in self.entries)
+
+    @property
+    def slice_axes(self) -> list[int]:
+        return [a for a, e in enumerate(self.entries) if isinstance(e, range)]
+
+    @property
+    def index_axes(self) -> list[int]:
+        return [a for a, e in enumerate(self.entries) if not isinstance(e, range)]
+
+    @property
+    def batch_position(self) -> int:
+        """Where the advanced dimensions go among the slice dimensions of the result."""
+        axes = self.index_axes
+        adjacent = axes == list(range(axes[0], axes[-1] + 1)) if axes else True
+        return axes[0] if adjacent and axes else 0
+
+
+def _parse(b: Builder, shape: tuple, index) -> _Plan:
+    items = [_item(b, item) for item in (index if isinstance(index, tuple) else (index,))]
+    if sum(item is Ellipsis for item in items) > 1:
+        raise b.error(PSCValueError, "an index can only have a single ellipsis ('...')")
+    used = sum(_axes_used(item) for item in items)
+    if used > len(shape):
+        raise b.error(PSCValueError, f"too many indices for array: array is "
+                      f"{len(shape)}-dimensional, but {used} were indexed")
+    scalar = used == len(shape) and all(_is_integer(item) for item in items)
+    new_shape, entries, axis = [], [], 0
+    if not any(item is Ellipsis for item in items):
+        items.append(Ellipsis)
+    for item in items:
+        if item is Ellipsis:
+            for _ in range(len(shape) - used):
+                new_shape.append(shape[axis])
+                entries.append(range(shape[axis]))
+                axis += 1
+        elif item is None or _is_bool_scalar(item):
+            # A 0-d boolean is a new axis indexed by [0] (True) or [] (False).
+            new_shape.append(1)
+            entries.append(range(1) if item is None else np.arange(int(item), dtype=np.int64))
+        elif isinstance(item, np.ndarray) and item.dtype == np.bool_:
+            _check_mask_shape(b, item, shape[axis:axis + item.ndim], axis)
+            new_shape += shape[axis:axis + item.ndim]
+            entries += list(np.nonzero(item))
+            axis += item.ndim
+        else:
+            new_shape.append(shape[axis])
+            entries.append(_entry(b, item, axis, shape[axis]))
+            axis += 1
+    return _Plan(tuple(new_shape), entries, scalar)
+
+
+def _item(b: Builder, item):
+    """One index item as None, Ellipsis, a slice, an int, an integer or boolean ndarray,
+    or an integer or boolean `Value`."""
+    if item is None or item is Ellipsis or isinstance(item, slice):
+        return item
+    if isinstance(item, Value):
+        if not (dtypes.is_integer(item.dtype) or dtypes.is_bool(item.dtype)):
+            raise b.error(PSCTypeError, _INVALID_INDEX, f"the index is {item.dtype}")
+        return item
+    if isinstance(item, (bool, np.bool_)):
+        return np.asarray(item)
+    if isinstance(item, (int, np.integer)):
+        return operator.index(item)
+    if isinstance(item, (list, tuple)):
+        if has_traced(item):
+            return _stack(b, item)
+        try:
+            item = np.asarray(item)
+        except ValueError as err:
+            raise b.error(PSCTypeError, f"{_INVALID_INDEX} ({err})") from None
+        if item.size == 0 and item.dtype.kind == "f":   # NumPy reads [] as an empty index
+            item = item.astype(np.intp)
+    if isinstance(item, np.ndarray):
+        if item.dtype == np.bool_:
+            return item
+        if item.dtype.kind in "iu":
+            return int(item) if item.ndim == 0 else item
+    raise b.error(PSCTypeError, _INVALID_INDEX)
+
+
+def _stack(b: Builder, seq) -> Value:
+    """A (nested) list holding traced integers as one int64 array."""
+    parts = [_stack(b, e) if isinstance(e, (list, tuple)) else lift(b, e) for e in seq]
+    if not all(dtypes.is_integer(p.dtype) for p in parts):
+        raise b.error(PSCTypeError, _INVALID_INDEX)
+    if len({p.shape for p in parts}) != 1:
+        raise b.error(PSCShapeError, "an index list must not be ragged")
+    parts = [b.reshape(b.convert(p, np.int64), (1,) + p.shape) for p in parts]
+    return b.concatenate(parts, 0)
+
+
+def _is_bool_scalar(item) -> bool:
+    return isinstance(item, np.ndarray) and item.dtype == np.bool_ and item.ndim == 0
+
+
+def _is_integer(item) -> bool:
+    return isinstance(item, int) or (isinstance(item, Value) and item.ndim == 0
+                                     and dtypes.is_integer(item.dtype))
+
+
+def _axes_used(item) -> int:
+    if item is None or item is Ellipsis:
+        return 0
+    if isinstance(item, (np.ndarray, Value)) and item.dtype == np.bool_:
+        return item.ndim
+    return 1
+
+
+def _check_mask_shape(b: Builder, mask, shape, first_axis: int) -> None:
+    for i, (size, mask_size) in enumerate(zip(shape, mask.shape)):
+        if size != mask_size:
+            raise b.error(PSCValueError, f"boolean index did not match indexed array along "
+                          f"axis {first_axis + i}; size of axis is {size} but size of "
+                          f"corresponding boolean axis is {mask_size}")
+
+
+def _entry(b: Builder, item, axis: int, size: int):
+    """The entry for an index item that consumes one axis, checked against its size."""
+    if isinstance(item, slice):
+        bounds = [None if v is None else static_int(b, v, "a slice bound")
+                  for v in (item.start, item.stop, item.step)]
+        if bounds[2] == 0:
+            raise b.error(PSCValueError, "slice step cannot be zero")
+        return range(*slice(*bounds).indices(size))
+    if isinstance(item, Value):
+        if item.dtype == np.bool_:
+            raise b.error(PSCValueError, "indexing with a traced boolean mask gives an array "
+                          "whose size is only known when the program runs", _MASK_HINT)
+        if size == 0 and item.size > 0:
+            raise b.error(PSCValueError, f"index is out of bounds for axis {axis} with size 0")
+        return item
+    indices = np.asarray(item, dtype=np.int64)
+    bad = indices[(indices < -size) | (indices >= size)]
+    if bad.size:
+        raise b.error(PSCValueError, f"index {bad.flat[0]} is out of bounds for axis {axis} "
+                      f"with size {size}")
+    indices = np.where(indices < 0, indices + size, indices)
+    return int(indices) if isinstance(item, int) else indices
+
+
+# --- shapes of the result -------------------------------------------------------------------
+
+def _batch_shape(b: Builder, plan: _Plan) -> tuple:
+    """The broadcast shape of the advanced indices (() without any)."""
+    if not plan.advanced:
+        return ()
+    shapes = [np.shape(plan.entries[a]) if not isinstance(plan.entries[a], Value)
+              else plan.entries[a].shape for a in plan.index_axes]
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        raise b.error(PSCShapeError, "shape mismatch: indexing arrays could not be broadcast "
+                      "together with shapes " + " ".join(map(_fmt_shape, shapes))) from None
+
+
+def _result_shape(b: Builder, plan: _Plan) -> tuple:
+    sizes = [len(plan.entries[a]) for a in plan.slice_axes]
+    p = plan.batch_position
+    return tuple(sizes[:p]) + _batch_shape(b, plan) + tuple(sizes[p:])
+
+
+def _fmt_shape(shape) -> str:
+    return "(" + ",".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
+
+
+def _index_dtype(plan: _Plan) -> np.dtype:
+    """int32 unless an axis or a traced index needs 64 bits (narrowing would wrap a big
+    traced index back into range instead of clamping it)."""
+    wide = any(n >= 2**31 for n in plan.shape) or any(
+        isinstance(e, Value) and (e.dtype.itemsize > 4 or e.dtype == np.uint32)
+        for e in plan.entries)
+    return dtypes.int64 if wide else dtypes.int32
+
+
+# --- reading ----------------------------------------------------------------------------------
+
+def getitem(b: Builder, x, index) -> Value:
+    """``x[index]`` with NumPy's semantics (see the module docstring)."""
+    x = lift(b, x)
+    if _traced_mask(index) is not None:
+        raise b.error(PSCValueError, "indexing with a traced boolean mask gives an array "
+                      "whose size is only known when the program runs", _MASK_HINT)
+    plan = _parse(b, x.shape, index)
+    return _take(b, b.reshape(x, plan.shape), plan)
+
+
+def _take(b: Builder, y: Value, plan: _Plan) -> Value:
+    shape = _result_shape(b, plan)
+    if 0 in shape:   # nothing to read; avoids gathering from empty axes
+        return b.broadcast_in_dim(b.constant(np.zeros((), y.dtype)), shape, ())
+    y = _slice_static(b, y, plan)
+    if plan.advanced:
+        return _gather(b, y, plan)
+    return b.reshape(_slice_traced(b, y, plan), shape)
+
+
+def _slice_bounds(r: range) -> tuple[int, int, int, bool]:
+    """(start, limit, stride, reversed) of a positive-stride slice with the elements of
+    ``r``; a negative step reads them the other way round."""
+    if len(r) == 0:
+        return 0, 0, 1, False
+    if r.step > 0:
+        return r[0], r[-1] + 1, r.step, False
+    return r[-1], r[0] + 1, -r.step, len(r) > 1
+
+
+def _slice_static(b: Builder, y: Value, plan: _Plan) -> Value:
+    """Apply the slices (and, without advanced indices, the static integers)."""
+    bounds = []
+    for e, size in zip(plan.entries, y.shape):
+        if isinstance(e, range):
+            bounds.append(_slice_bounds(e))
+        elif isinstance(e, int) and not plan.advanced:
+            bounds.append((e, e + 1, 1, False))
+        else:
+            bounds.append((0, size, 1, False))
+    starts, limits, strides, flips = zip(*bounds) if bounds else ((), (), (), ())
+    if (starts, limits, strides) != ((0,) * y.ndim, y.shape, (1,) * y.ndim):
+        y = b.slice(y, starts, limits, strides)
+    return b.reverse(y, [a for a, flip in enumerate(flips) if flip])
+
+
+def _slice_traced(b: Builder, y: Value, plan: _Plan) -> Value:
+    traced = [a for a, e in enumerate(plan.entries) if isinstance(e, Value)]
+    if not traced:
+        return y
+    dtype = _index_dtype(plan)
+    zero = b.constant(0, dtype)
+    starts = [_traced_index(b, e, n, dtype) if a in traced else zero
+              for a, (e, n) in enumerate(zip(plan.entries, y.shape))]
+    sizes = [1 if a in traced else n for a, n in enumerate(y.shape)]
+    return b.dynamic_slice(y, starts, sizes)
+
+
+def _gather(b: Builder, y: Value, plan: _Plan) -> Value:
+    axes, batch = plan.index_axes, _batch_shape(b, plan)
+    for a in axes:
+        if y.shape[a] == 0:
+            raise b.error(PSCValueError, f"index is out of bounds for axis {a} with size 0")
+    dtype = _index_dtype(plan)
+    components = [(_component(b, plan.entries[a], y.shape[a], batch, dtype, clamp=False),
+                   range(len(batch))) for a in axes]
+    indices = _index_array(b, components, batch, dtype)
+    p, rest = plan.batch_position, len(plan.slice_axes)
+    offset_dims = list(range(p)) + list(range(p + len(batch), len(batch) + rest))
+    return b.gather(y, indices, offset_dims=offset_dims, collapsed_slice_dims=axes,
+                    start_index_map=axes, index_vector_dim=len(batch),
+                    slice_sizes=[1 if a in axes else n for a, n in enumerate(y.shape)])
+
+
+# --- index arrays -----------------------------------------------------------------------------
+
+def _traced_index(b: Builder, v: Value, size: int, dtype, clamp: bool = False) -> Value:
+    """A traced index in ``dtype``, negative values wrapped as NumPy does; ``clamp`` keeps
+    it in range for scatter, which would drop an out-of-range update (gather and the
+    dynamic slices clamp by themselves)."""
+    signed = dtypes.is_integer(v.dtype) and not dtypes.is_unsigned(v.dtype)
+    v = b.convert(v, dtype)
+    if signed:
+        zeros = b.broadcast_in_dim(b.constant(0, dtype), v.shape, ())
+        wrapped = b.add(v, b.broadcast_in_dim(b.constant(size, dtype), v.shape, ()))
+        v = b.select(b.lt(v, zeros), wrapped, v)
+    if clamp:
+        low = b.broadcast_in_dim(b.constant(0, dtype), v.shape, ())
+        high = b.broadcast_in_dim(b.constant(max(size - 1, 0), dtype), v.shape, ())
+        v = b.min(b.max(v, low), high)
+    return v
+
+
+def _component(b: Builder, entry, size: int, shape: tuple, dtype, clamp: bool):
+    """One index component (an advanced entry) broadcast to ``shape``: a static ndarray
+    or a `Value`."""
+    if isinstance(entry, Value):
+        return broadcast_to(b, _traced_index(b, entry, size, dtype, clamp), shape)
+    return np.broadcast_to(np.asarray(entry, dtype), shape)
+
+
+def _index_array(b: Builder, components, batch: tuple, dtype):
+    """Stack ``components`` (each ``(array, dims)``: ``array`` spans the dimensions
+    ``dims`` of ``batch``) into one index array of shape ``batch + (k,)``."""
+    placed = []
+    for array, dims in components:
+        dims = list(dims)
+        if isinstance(array, Value):
+            placed.append(b.broadcast_in_dim(array, batch, dims))
+        else:
+            expanded = [array.shape[dims.index(d)] if d in dims else 1
+                        for d in range(len(batch))]
+            placed.append(np.broadcast_to(array.reshape(expanded), batch))
+    if not any(isinstance(p, Value) for p in placed):
+        return b.constant(np.stack(placed, axis=-1).astype(dtype))
+    columns = [b.reshape(p if isinstance(p, Value) else b.constant(p.astype(dtype)),
+                         batch + (1,)) for p in placed]
+    return columns[0] if len(columns) == 1 else b.concatenate(columns, len(batch))
+
+
+# --- writing ----------------------------------------------------------------------------------
+
+def setitem(b: Builder, x, index, value, mode: str = "set") -> Value:
+    """``x`` with ``x[index] = value`` applied (``mode`` "add" is ``x[index] += value``,
+    and so on), as a new array."""
+    x = lift(b, x)
+    if mode != "set" and mode not in _MODES:
+        raise b.error(PSCValueError, f"unknown assignment mode {mode!r}; expected 'set' or "
+                      f"one of {sorted(_MODES)}")
+    mask = _traced_mask(index)
+    if mask is not None:
+        return _masked_update(b, x, index, mask, value, mode)
+    plan = _parse(b, x.shape, index)
+    y = b.reshape(x, plan.shape)
+    target = _result_shape(b, plan)
+    if mode == "set":
+        update = _cast(b, value, x.dtype)
+    else:
+        update = _combine(b, mode, _take(b, y, plan), value, x.dtype, plan.scalar)
+    update = _fit(b, update, target)
+    if 0 in target:
+        return x
+    return b.reshape(_write(b, y, plan, update), x.shape)
+
+
+def add_at(b: Builder, x, index, value) -> Value:
+    """``np.add.at(x, index, value)`` as a new array: repeated indices accumulate (unlike
+    ``x[index] += value``).  Not registered, since ``np.add.at`` works in place."""
+    x = lift(b, x)
+    plan = _parse(b, x.shape, index)
+    y = b.reshape(x, plan.shape)
+    target = _result_shape(b, plan)
+    update = _fit(b, _cast(b, value, x.dtype), target)
+    if 0 in target:
+        return x
+    if not plan.advanced:   # basic indices never repeat an element
+        return b.reshape(_write(b, y, plan, b.add(_take(b, y, plan), update)), x.shape)
+    return b.reshape(_scatter(b, y, plan, update, "add"), x.shape)
+
+
+def _cast(b: Builder, value, dtype) -> Value:
+    """``value`` converted to the array's dtype as NumPy's assignment does (unsafe)."""
+    return b.convert(value, dtype) if isinstance(value, Value) else lift(b, value, dtype)
+
+
+def _combine(b: Builder, mode: str, current: Value, value, dtype, scalar: bool) -> Value:
+    """``ufunc(current, value)`` cast back to ``dtype``: NumPy's augmented assignment, whose
+    in-place operation refuses a cast across kinds unless ``x[index]`` is a scalar."""
+    ufunc, in_place = _MODES[mode]
+    result = UFUNC_RULES[ufunc](b, current, value)
+    if in_place and not scalar and not np.can_cast(result.dtype, dtype, "same_kind"):
+        raise b.error(PSCTypeError, f"Cannot cast ufunc '{ufunc.__name__}' output from "
+                      f"dtype('{result.dtype}') to dtype('{dtype}') with casting rule "
+                      "'same_kind'")
+    return b.convert(result, dtype)
+
+
+def _fit(b: Builder, v: Value, shape: tuple) -> Value:
+    """Broadcast an assigned value to the indexed shape; like NumPy, extra leading unit
+    dimensions of the value are dropped."""
+    vshape = v.shape
+    while len(vshape) > len(shape) and vshape[0] == 1:
+        vshape = vshape[1:]
+    if len(vshape) > len(shape) or any(
+            d not in (1, t) for d, t in zip(reversed(vshape), reversed(shape))):
+        raise b.error(PSCShapeError, f"could not broadcast input array from shape "
+                      f"{_fmt_shape(v.shape)} into shape {_fmt_shape(shape)}")
+    return broadcast_to(b, b.reshape(v, vshape), shape)
+
+
+def _strided(e) -> bool:
+    return isinstance(e, range) and len(e) > 1 and abs(e.step) > 1
+
+
+def _write(b: Builder, y: Value, plan: _Plan, update: Value) -> Value:
+    """``y`` with ``update`` (shaped like ``y[plan]``) written at ``plan``."""
+    if plan.advanced or any(_strided(e) for e in plan.entries):
+        return _scatter(b, y, plan, update, "set")
+    return _write_block(b, y, plan, update)
+
+
+def _window_start(e: range) -> int:
+    return min(e) if len(e) else 0
+
+
+def _write_block(b: Builder, y: Value, plan: _Plan, update: Value) -> Value:
+    """The indexed part is one block (step +-1 slices and integers): one
+    ``dynamic_update_slice``, the update reversed where a slice steps backwards."""
+    flips = [i for i, a in enumerate(plan.slice_axes) if plan.entries[a].step < 0]
+    update = b.reverse(update, flips)
+    update = b.reshape(update, [len(e) if isinstance(e, range) else 1 for e in plan.entries])
+    dtype = _index_dtype(plan)
+    starts = [_traced_index(b, e, n, dtype) if isinstance(e, Value) else
+              b.constant(_window_start(e) if isinstance(e, range) else e, dtype)
+              for e, n in zip(plan.entries, y.shape)]
+    return b.dynamic_update_slice(y, update, starts)
+
+
+def _scatter(b: Builder, y: Value, plan: _Plan, update: Value, mode: str) -> Value:
+    """One scatter: advanced indices and strided slices index single elements (their
+    dimensions are scatter dimensions), the step +-1 slices are windows."""
+    entries, batch = plan.entries, _batch_shape(b, plan)
+    strided = [a for a in plan.slice_axes if _strided(entries[a])]
+    windows = [a for a in plan.slice_axes if a not in strided]
+    # Scatter wants the update as (advanced dims, strided dims, window dims).
+    labels = [("axis", a) for a in plan.slice_axes]
+    p = plan.batch_position
+    labels[p:p] = [("batch", i) for i in range(len(batch))]
+    order = ([("batch", i) for i in range(len(batch))]
+             + [("axis", a) for a in strided + windows])
+    update = b.transpose(update, [labels.index(label) for label in order])
+    n_scatter = len(batch) + len(strided)
+    update = b.reverse(update, [n_scatter + i for i, a in enumerate(windows)
+                                if entries[a].step < 0 and len(entries[a]) > 1])
+    scatter_shape = batch + tuple(len(entries[a]) for a in strided)
+    dtype = _index_dtype(plan)
+    offsets = [a for a in windows if _window_start(entries[a]) != 0]
+    components = (
+        [(_component(b, entries[a], y.shape[a], batch, dtype, clamp=True),
+          range(len(batch))) for a in plan.index_axes]
+        + [(np.asarray(entries[a], dtype), (len(batch) + i,)) for i, a in enumerate(strided)]
+        + [(np.asarray(_window_start(entries[a]), dtype), ()) for a in offsets])
+    indices = _index_array(b, components, scatter_shape, dtype)
+    return b.scatter(y, indices, update,
+                     update_window_dims=range(n_scatter, n_scatter + len(windows)),
+                     inserted_window_dims=sorted(plan.index_axes + strided),
+                     scatter_dims_to_operand_dims=plan.index_axes + strided + offsets,
+                     index_vector_dim=len(scatter_shape), mode=mode)
+
+
+# --- traced boolean masks -----------------------------------------------------------------------
+
+def _traced_mask(index):
+    """The traced boolean mask in ``index``, or None."""
+    items = index if isinstance(index, tuple) else (index,)
+    masks = [item for item in items if isinstance(item, Value) and item.dtype == np.bool_]
+    return masks[0] if masks else None
+
+
+def _masked_update(b: Builder, x: Value, index, mask: Value, value, mode: str) -> Value:
+    """``x[..., mask, ...] = value`` as a ``select``: the value must broadcast over the
+    selected elements, whose number is only known when the program runs."""
+    items = index if isinstance(index, tuple) else (index,)
+    pos = next(i for i, item in enumerate(items) if item is mask)
+    others = items[:pos] + items[pos + 1:]
+    if not all(item is Ellipsis or _is_full_slice(item) for item in others) or \
+            sum(item is Ellipsis for item in others) > 1:
+        raise b.error(PSCValueError, "a traced boolean mask can only be combined with ':' "
+                      "and '...' in an assignment", _MASK_HINT)
+    used = mask.ndim + sum(isinstance(item, slice) for item in others)
+    if used > x.ndim:
+        raise b.error(PSCValueError, f"too many indices for array: array is {x.ndim}-"
+                      f"dimensional, but {used} were indexed")
+    before = items[:pos]
+    fill = (x.ndim - used) * any(item is Ellipsis for item in before)
+    p = sum(isinstance(item, slice) for item in before) + fill
+    _check_mask_shape(b, mask, x.shape[p:p + mask.ndim], p)
+    value = _cast(b, value, x.dtype) if mode == "set" else lift(b, value)
+    value = _fit_masked(b, value, x.shape, p, mask.ndim)
+    new = value if mode == "set" else _combine(b, mode, x, value, x.dtype, scalar=False)
+    new = broadcast_to(b, new, x.shape)
+    selected = b.broadcast_in_dim(mask, x.shape, range(p, p + mask.ndim))
+    return b.select(selected, new, x)
+
+
+def _is_full_slice(item) -> bool:
+    return isinstance(item, slice) and (item.start, item.stop, item.step) == (None,) * 3
+
+
+def _fit_masked(b: Builder, v: Value, shape: tuple, p: int, k: int) -> Value:
+    """``v`` fitted to NumPy's indexed shape ``shape[:p] + (n,) + shape[p + k:]`` for an
+    unknown count ``n`` (so it must be 1 there), then laid out along ``shape``."""
+    indexed = shape[:p] + (1,) + shape[p + k:]
+    vshape = v.shape
+    while len(vshape) > len(indexed) and vshape[0] == 1:
+        vshape = vshape[1:]
+    vshape = (1,) * (len(indexed) - len(vshape)) + vshape
+    if len(vshape) > len(indexed) or any(d not in (1, t) for d, t in zip(vshape, indexed)):
+        raise b.error(PSCShapeError, f"cannot assign an array of shape {_fmt_shape(v.shape)} "
+                      f"through a traced boolean mask: the number of selected elements is only "
+                      "known when the program runs", "assign a value that broadcasts over the "
+                      "selected elements (a scalar, or one row of the masked axes)")
+    return b.reshape(v, vshape[:p] + (1,) * k + vshape[p + 1:])
+
+
+register_translation_rule("operator.getitem", getitem)
+register_translation_rule("operator.setitem", setitem)

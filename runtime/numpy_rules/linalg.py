@@ -24,7 +24,6 @@ einsum plan (all static, from the subscripts string and the operand shapes):
 """
 from __future__ import annotations
 
-import math
 import operator
 
 import numpy as np
@@ -34,8 +33,8 @@ from ..builder import Builder
 from ..errors import (PSCShapeError, PSCTracedValueError, PSCTypeError,
                       PSCUnsupportedCallError, PSCValueError)
 from ..ir import Value
-from ..translation import register_translation_rule
-from ._core import full_like_value, lift, normalize_axis
+from ..translation import has_traced, register_translation_rule
+from ._core import full_like_value, lift, normalize_axis, static_int
 
 # --- shared helpers -----------------------------------------------------------------------
 
@@ -85,7 +84,7 @@ def _shape_str(shape) -> str:
 
 
 def _static(b: Builder, x, what: str):
-    if isinstance(x, Value):
+    if has_traced(x):
         raise b.error(PSCTracedValueError, f"{what} must be known when the program is built, "
                       "but it is a traced value", "pass it as a static argument "
                       "(static_argnames)")
@@ -229,7 +228,9 @@ _MATMUL_SIGNATURE = "(n?,k),(k,m?)->(n?,m?)"
 def _matmul_dtypes(b: Builder, x: Value, y: Value, dtype) -> tuple[np.dtype, np.dtype]:
     """(loop input dtype, output dtype) from NumPy's own resolution for the matmul ufunc."""
     try:
-        loop = np.matmul.resolve_dtypes((x.dtype, y.dtype, dtype), casting="same_kind")
+        out = None if dtype is None else np.dtype(dtype)
+        loop = np.matmul.resolve_dtypes((x.dtype, y.dtype, None), signature=(None, None, out),
+                                        casting="same_kind")
     except (TypeError, np.exceptions.DTypePromotionError) as err:
         raise b.error(PSCTypeError, f"np.matmul does not support {x.dtype} and {y.dtype}"
                       + (f" with dtype={dtype}" if dtype is not None else "")
@@ -242,8 +243,9 @@ def _matmul_batch_shape(b: Builder, x: Value, y: Value) -> tuple:
     ndim = max(len(bx), len(by))
     bx, by = (1,) * (ndim - len(bx)) + bx, (1,) * (ndim - len(by)) + by
     if any(p != q and 1 not in (p, q) for p, q in zip(bx, by)):
-        remapped = [_shape_str(v.shape) + "->" + _shape_str(v.shape[:-2]).rstrip(",)")
-                    + ",newaxis,newaxis)" for v in (x, y)]
+        remapped = [_shape_str(v.shape) + "->(" + ",".join([*map(str, v.shape[:-2]),
+                                                            "newaxis", "newaxis"]) + ")"
+                    for v in (x, y)]
         raise b.error(PSCShapeError, "matmul: operands could not be broadcast together with "
                       "remapped shapes [original->remapped]: " + " ".join(remapped))
     return tuple(max(p, q) for p, q in zip(bx, by))
@@ -333,9 +335,11 @@ def _parse_einsum(b: Builder, subscripts, operands):
     inputs, arrow, output = spec.partition("->")
     terms = [_parse_term(b, t, f"operand {i}") for i, t in enumerate(inputs.split(","))]
     if len(terms) != len(operands):
+        # NumPy's own message swaps "more" and "fewer"; this one says what happened.
         more = "more" if len(operands) > len(terms) else "fewer"
         raise b.error(PSCValueError, f"{more} operands provided to einstein sum function "
-                      "than specified in the subscripts string")
+                      f"than specified in the subscripts string ({len(operands)} given, "
+                      f"{len(terms)} specified)")
     labels = [_operand_labels(b, t, v.ndim, i) for i, (t, v) in enumerate(zip(terms, operands))]
     n_ellipsis = max((-min((l for l in ls if isinstance(l, int)), default=0) for ls in labels),
                      default=0)
@@ -451,9 +455,9 @@ def trace(b: Builder, a, offset=0, axis1=0, axis2=1, dtype=None, **kwargs) -> Va
     x = lift(b, a)
     if x.ndim < 2:
         raise b.error(PSCValueError, "diag requires an array of at least two dimensions")
-    offset = operator.index(_static(b, offset, "np.trace offset"))
-    d1 = normalize_axis(b, _static(b, axis1, "np.trace axis1"), x.ndim)
-    d2 = normalize_axis(b, _static(b, axis2, "np.trace axis2"), x.ndim)
+    offset = static_int(b, offset, "np.trace offset")
+    d1 = normalize_axis(b, static_int(b, axis1, "np.trace axis1"), x.ndim)
+    d2 = normalize_axis(b, static_int(b, axis2, "np.trace axis2"), x.ndim)
     if d1 == d2:
         raise b.error(PSCValueError, "axis1 and axis2 cannot be the same")
     out_dtype = _sum_dtype(x.dtype) if dtype is None else np.dtype(_static(b, dtype, "dtype"))

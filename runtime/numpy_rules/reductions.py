@@ -127,6 +127,9 @@ def _moment(name: str, root: bool):
     def rule(b, a, axis=None, dtype=None, ddof=0, keepdims=False, **kwargs):
         _reject_out(b, name, kwargs)
         x = lift(b, a)
+        if dtype is not None and not dtypes.is_inexact(dtype):
+            raise b.error(PSCTypeError, f"np.{name} with an integer dtype: NumPy cannot "
+                          f"cast the result to {np.dtype(dtype)}", "use a float dtype")
         out_dtype = _numpy_result_dtype(name, x.dtype, None if dtype is None
                                         else np.dtype(dtype))
         calc = np.dtype(np.float32) if out_dtype == np.float16 else out_dtype
