@@ -3,6 +3,7 @@
 Generated modules import only this package and NumPy.
 """
 from . import numpy_rules as _numpy_rules  # noqa: F401  (registers the NumPy rules)
+from . import reference
 from .builder import Builder
 from .cache import CacheInfo, LRUCache
 from .client import Executable, XLACompileError, compile, get_client
@@ -20,6 +21,6 @@ __all__ = [
     "PSCError", "PSCNameError", "PSCShapeError", "PSCSyntaxError", "PSCTracedValueError",
     "PSCTypeError", "PSCUnsupportedCallError", "PSCValueError", "Signature",
     "SourceLocation", "StagedFunction", "Value", "XLACompileError", "compile", "get_client",
-    "lookup_rule", "qualified_name", "register_translation_rule", "registered_names",
+    "lookup_rule", "qualified_name", "reference", "register_translation_rule", "registered_names",
     "signature_of", "staged", "translate",
 ]

@@ -34,6 +34,7 @@ from .ir import Value
 from .signature import Signature, signature_of
 
 _X64 = jax_config.enable_x64
+_swap_x64, _restore_x64 = _X64.swap_local, _X64.set_local   # bound once: on the hot path
 _REGISTRY = jax_tree_util.dispatch_registry   # the flattening the C++ dispatcher uses
 
 
@@ -106,11 +107,11 @@ class StagedFunction:
     # --- calling --------------------------------------------------------------------------
 
     def __call__(self, *args, **kwargs):
-        previous = _X64.swap_local(True)
+        previous = _swap_x64(True)
         try:
             return self._cpp(*args, **kwargs)
         finally:
-            _X64.set_local(previous)
+            _restore_x64(previous)
 
     def _cache_miss(self, *args, **kwargs):
         signature, leaves = self._signature(args, kwargs)

@@ -1,0 +1,120 @@
+"""Per-call dispatch overhead: psc runtime vs jax.jit vs plain NumPy, side by side.
+
+The function is tiny (``x * y + 1`` on 3 elements), so the time per call is almost all
+dispatch: argument handling, signature lookup, device transfer, launch and result wrapping.
+Both compiled paths run the same XLA program on the same PJRT client.  Timing: best of
+``--repeats`` runs of ``--calls`` calls each, after warm-up.
+
+    python benchmarks/dispatch.py [--write benchmarks/RESULTS.md]
+"""
+from __future__ import annotations
+
+import argparse
+import platform
+import time
+
+import numpy as np
+
+from runtime import StagedFunction, translate
+
+
+def best_per_call(fn, args, calls: int, repeats: int) -> float:
+    for _ in range(min(calls, 1000)):
+        fn(*args)
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(calls):
+            fn(*args)
+        best = min(best, (time.perf_counter() - start) / calls)
+    return best * 1e6
+
+
+def build_axpy(b, x, y):
+    return translate(b, np.add, translate(b, np.multiply, x, y), 1.0)
+
+
+def numpy_axpy(x, y):
+    return x * y + 1.0
+
+
+def cpu_model() -> str:
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def run(calls: int, repeats: int) -> list[tuple[str, float, float, float]]:
+    import jax
+    jax.config.update("jax_enable_x64", True)   # the baseline needs it for float64
+    jitted = jax.jit(numpy_axpy)
+    ours = StagedFunction(build_axpy, name="axpy")
+    rows = []
+    for label, dtype in (("float32 numpy args", np.float32), ("float64 numpy args", np.float64)):
+        x, y = np.arange(3, dtype=dtype), np.ones(3, dtype)
+        for fn in (ours, jitted):   # same results before timing anything
+            np.testing.assert_allclose(np.asarray(fn(x, y)), numpy_axpy(x, y))
+            assert np.asarray(fn(x, y)).dtype == dtype
+        rows.append((label, best_per_call(ours, (x, y), calls, repeats),
+                     best_per_call(jitted, (x, y), calls, repeats),
+                     best_per_call(numpy_axpy, (x, y), calls, repeats)))
+    x, y = jax.device_put(np.arange(3.0)), jax.device_put(np.ones(3))
+    rows.append(("float64 device arrays", best_per_call(ours, (x, y), calls, repeats),
+                 best_per_call(jitted, (x, y), calls, repeats), float("nan")))
+    assert ours.cache_info().misses == 2, ours.cache_info()   # f32 and f64 signatures
+    return rows
+
+
+def report(rows) -> str:
+    import jax
+    lines = [
+        "## Dispatch overhead (`benchmarks/dispatch.py`)",
+        "",
+        f"Machine: {cpu_model()}, {__import__('os').cpu_count()} cores, "
+        f"{platform.system()} {platform.machine()}, Python {platform.python_version()}, "
+        f"jax/jaxlib {jax.__version__}, backend {jax.default_backend()}.",
+        "Function: `x * y + 1` on 3-element arrays; best of repeated runs, µs per call.",
+        "",
+        "| arguments | ours (µs) | jax.jit (µs) | NumPy (µs) | ours / jax.jit |",
+        "|---|---|---|---|---|",
+    ]
+    for label, ours, jitted, plain in rows:
+        plain_text = "—" if plain != plain else f"{plain:.2f}"
+        lines.append(f"| {label} | {ours:.2f} | {jitted:.2f} | {plain_text} | "
+                     f"{ours / jitted:.2f} |")
+    return "\n".join(lines) + "\n"
+
+
+def write_section(path: str, section: str) -> None:
+    """Replace this benchmark's section of RESULTS.md, keeping the others."""
+    import pathlib
+    file = pathlib.Path(path)
+    text = file.read_text() if file.exists() else "# Benchmark results\n\n"
+    header = section.splitlines()[0]
+    if header in text:
+        start = text.index(header)
+        end = text.find("\n## ", start + 1)
+        text = text[:start] + section + (text[end + 1:] if end != -1 else "")
+    else:
+        text = text.rstrip("\n") + "\n\n" + section
+    file.write_text(text)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=20000)
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--write", metavar="RESULTS_MD")
+    args = parser.parse_args()
+    section = report(run(args.calls, args.repeats))
+    print(section)
+    if args.write:
+        write_section(args.write, section)
+
+
+if __name__ == "__main__":
+    main()
