@@ -420,10 +420,11 @@ class Builder:
             return self.convert(pred_or_index, np.int32)
         if not branches:
             raise self.error(PSCValueError, "conditional needs at least one branch")
-        index = self.convert(pred_or_index, np.int32)
-        low = self.constant(0, np.int32)
-        high = self.constant(len(branches) - 1, np.int32)
-        return self.min(self.max(index, low), high)
+        dtype = pred_or_index.dtype
+        low = self.constant(0, dtype)
+        high = self.constant(min(len(branches) - 1, np.iinfo(dtype).max), dtype)
+        index = self.min(self.max(pred_or_index, low), high)
+        return self.convert(index, np.int32)
 
     def _check_same_avals(self, what, against, leaves, treedef, new_leaves, new_treedef):
         if treedef != new_treedef:

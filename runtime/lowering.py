@@ -59,7 +59,8 @@ def dense_literal(array: np.ndarray) -> str:
     if array.size == 0:
         return "dense<>"
     flat = array.ravel()
-    if (flat == flat[0]).all():
+    raw = flat.view(np.uint8).reshape(flat.size, -1)
+    if (raw == raw[0]).all():
         array = flat[:1]   # a splat: one element's bytes stand for all
     data = np.ascontiguousarray(array).astype(array.dtype.newbyteorder("<")).tobytes()
     return f'dense<"0x{data.hex().upper()}">'
@@ -210,10 +211,8 @@ for _name in (*UNARY_OPS, "add", "subtract", "multiply", "divide", "remainder",
     LOWERINGS[_name] = _plain
 
 
-def _compare_attrs(direction: str, dtype, total_order: bool = False) -> str:
+def _compare_attrs(direction: str, dtype) -> str:
     kind = dtypes.comparison_type(dtype)
-    if total_order and kind == "FLOAT":
-        kind = "TOTALORDER"
     return (f"comparison_direction = #stablehlo<comparison_direction {direction}>, "
             f"compare_type = #stablehlo<comparison_type {kind}>")
 
@@ -309,7 +308,7 @@ def reduction_identity(kind: str, dtype) -> np.ndarray:
         return np.zeros((), dtype)
     if kind in ("prod", "and"):
         return np.ones((), dtype) if kind == "prod" or dtype == np.bool_ else \
-            np.array(-1, dtype)
+            np.asarray(np.invert(np.zeros((), dtype)))
     if dtype == np.bool_:
         return np.array(kind == "min")
     if dtypes.is_integer(dtype):
@@ -438,7 +437,8 @@ def _lower_cumulative(p, op):
 
 @_lowers("sort")
 def _lower_sort(p, op):
-    """Comparator: lexicographic on the keys; floats in total order, so NaNs sort last."""
+    """Comparator: lexicographic on the keys.  Floats compare as NumPy sorts them: every
+    NaN (whatever its sign bit) after all numbers, and -0.0 equal to 0.0 (stable order)."""
     keys = op.operands[:op.attrs["num_keys"]]
     loc = _location(op)
     params, pairs = [], []
@@ -453,17 +453,33 @@ def _lower_sort(p, op):
     last = None
     for k in reversed(range(len(keys))):
         a, b, t, dt = pairs[k]
-        lines.append(f'%lt{k}_{tag} = "stablehlo.compare"({a}, {b}) '
-                     f"{{{_compare_attrs('LT', dt, total_order=True)}}} : ({t}, {t}) -> tensor<i1>")
+        lt, eq = f"%lt{k}_{tag}", f"%eq{k}_{tag}"
+        if dtypes.is_inexact(dt):
+            n = f"{k}_{tag}"
+            cmp = lambda d: _compare_attrs(d, dt)
+            lines += [
+                f'%ltf{n} = "stablehlo.compare"({a}, {b}) {{{cmp("LT")}}} : ({t}, {t}) -> tensor<i1>',
+                f'%anan{n} = "stablehlo.compare"({a}, {a}) {{{cmp("NE")}}} : ({t}, {t}) -> tensor<i1>',
+                f'%bnan{n} = "stablehlo.compare"({b}, {b}) {{{cmp("NE")}}} : ({t}, {t}) -> tensor<i1>',
+                f'%nota{n} = "stablehlo.not"(%anan{n}) : (tensor<i1>) -> tensor<i1>',
+                f'%nanlast{n} = "stablehlo.and"(%bnan{n}, %nota{n}) : (tensor<i1>, tensor<i1>) -> tensor<i1>',
+                f'{lt} = "stablehlo.or"(%ltf{n}, %nanlast{n}) : (tensor<i1>, tensor<i1>) -> tensor<i1>',
+                f'%eqf{n} = "stablehlo.compare"({a}, {b}) {{{cmp("EQ")}}} : ({t}, {t}) -> tensor<i1>',
+                f'%bothnan{n} = "stablehlo.and"(%anan{n}, %bnan{n}) : (tensor<i1>, tensor<i1>) -> tensor<i1>',
+                f'{eq} = "stablehlo.or"(%eqf{n}, %bothnan{n}) : (tensor<i1>, tensor<i1>) -> tensor<i1>',
+            ]
+        else:
+            lines += [
+                f'{lt} = "stablehlo.compare"({a}, {b}) {{{_compare_attrs("LT", dt)}}} : ({t}, {t}) -> tensor<i1>',
+                f'{eq} = "stablehlo.compare"({a}, {b}) {{{_compare_attrs("EQ", dt)}}} : ({t}, {t}) -> tensor<i1>',
+            ]
         if last is None:
-            last = f"%lt{k}_{tag}"
+            last = lt
             continue
         lines += [
-            f'%eq{k}_{tag} = "stablehlo.compare"({a}, {b}) '
-            f"{{{_compare_attrs('EQ', dt, total_order=True)}}} : ({t}, {t}) -> tensor<i1>",
-            f'%and{k}_{tag} = "stablehlo.and"(%eq{k}_{tag}, {last}) : (tensor<i1>, tensor<i1>) '
+            f'%and{k}_{tag} = "stablehlo.and"({eq}, {last}) : (tensor<i1>, tensor<i1>) '
             "-> tensor<i1>",
-            f'%or{k}_{tag} = "stablehlo.or"(%lt{k}_{tag}, %and{k}_{tag}) : (tensor<i1>, '
+            f'%or{k}_{tag} = "stablehlo.or"({lt}, %and{k}_{tag}) : (tensor<i1>, '
             "tensor<i1>) -> tensor<i1>",
         ]
         last = f"%or{k}_{tag}"

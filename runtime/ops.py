@@ -301,6 +301,7 @@ def _infer_pad(operands, attrs):
 def _infer_dot_general(operands, attrs):
     lhs, rhs = operands
     _same_dtypes("dot_general", operands)
+    _check_kind("dot_general", lhs, _NUMERIC)   # XLA dots on i1 are not reliable everywhere
     lb, rb = attrs["lhs_batch"], attrs["rhs_batch"]
     lc, rc = attrs["lhs_contract"], attrs["rhs_contract"]
     _require(len(lb) == len(rb) and len(lc) == len(rc), PSCShapeError,
@@ -375,6 +376,14 @@ def _infer_sort(operands, attrs):
 
 # --- gather and scatter -------------------------------------------------------------------
 
+def _check_dims(name: str, what: str, dims, bound: int, ordered: bool = True) -> None:
+    """Dimension numbers must be in range and unique (and sorted, where StableHLO says)."""
+    _require(all(0 <= d < bound for d in dims) and len(set(dims)) == len(dims) and
+             (not ordered or list(dims) == sorted(dims)), PSCValueError,
+             f"{name}: {what} {list(dims)} must be {'sorted, ' if ordered else ''}unique and "
+             f"below {bound}")
+
+
 def _index_batch_shape(indices, index_vector_dim):
     shape = list(indices.shape)
     if index_vector_dim < len(shape):
@@ -392,6 +401,9 @@ def _infer_gather(operands, attrs):
     offset_dims, start_index_map = attrs["offset_dims"], attrs["start_index_map"]
     ivd = attrs["index_vector_dim"]
     _require(0 <= ivd <= indices.ndim, PSCValueError, "gather index_vector_dim out of range")
+    _check_dims("gather", "collapsed_slice_dims", collapsed, x.ndim)
+    _check_dims("gather", "operand_batching_dims", batching, x.ndim)
+    _check_dims("gather", "start_index_map", start_index_map, x.ndim, ordered=False)
     batch_shape, vector_size = _index_batch_shape(indices, ivd)
     _require(len(sizes) == x.ndim and all(0 <= s <= d for s, d in zip(sizes, x.shape)),
              PSCShapeError, f"gather slice sizes {list(sizes)} do not fit {_fmt(x)}")
@@ -403,8 +415,8 @@ def _infer_gather(operands, attrs):
              "gather: collapsed and batching dimensions need slice size 1")
     offset_sizes = [s for d, s in enumerate(sizes) if d not in collapsed and d not in batching]
     rank = len(batch_shape) + len(offset_sizes)
-    _require(len(offset_dims) == len(offset_sizes) and
-             all(0 <= d < rank for d in offset_dims), PSCShapeError,
+    _check_dims("gather", "offset_dims", offset_dims, rank)
+    _require(len(offset_dims) == len(offset_sizes), PSCShapeError,
              f"gather offset_dims {list(offset_dims)} do not fit a result of rank {rank}")
     offsets, batches = iter(offset_sizes), iter(batch_shape)
     shape = tuple(next(offsets) if d in offset_dims else next(batches) for d in range(rank))
@@ -425,6 +437,12 @@ def _infer_scatter(operands, attrs):
     window_dims, inserted = attrs["update_window_dims"], attrs["inserted_window_dims"]
     batching = attrs["input_batching_dims"]
     to_operand = attrs["scatter_dims_to_operand_dims"]
+    _require(0 <= attrs["index_vector_dim"] <= indices.ndim, PSCValueError,
+             "scatter index_vector_dim out of range")
+    _check_dims("scatter", "inserted_window_dims", inserted, x.ndim)
+    _check_dims("scatter", "input_batching_dims", batching, x.ndim)
+    _check_dims("scatter", "scatter_dims_to_operand_dims", to_operand, x.ndim, ordered=False)
+    _check_dims("scatter", "update_window_dims", window_dims, updates.ndim)
     batch_shape, vector_size = _index_batch_shape(indices, attrs["index_vector_dim"])
     _require(len(to_operand) == vector_size, PSCShapeError,
              "scatter_dims_to_operand_dims does not match the index vector size")

@@ -110,6 +110,11 @@ class StagedFunction:
         previous = _swap_x64(True)
         try:
             return self._cpp(*args, **kwargs)
+        except ValueError:
+            # The C++ dispatcher hashes static arguments first; name the culprit instead.
+            if self.static_argnames:
+                self._signature(args, kwargs)
+            raise
         finally:
             _restore_x64(previous)
 
@@ -207,7 +212,9 @@ class StagedFunction:
         return self._compiled(signature).executable
 
     def cache_info(self) -> CacheInfo:
-        """Hits and misses of the signature cache; ``misses`` counts compilations."""
+        """The signature cache's counters.  ``misses`` counts compilations; ``hits`` counts
+        lookups that found an executable (``lower``, ``compile``, or a call the C++
+        dispatcher had not seen yet); calls the C++ dispatcher serves itself count neither."""
         return self._cache.info()
 
     def clear_cache(self) -> None:

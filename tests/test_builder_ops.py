@@ -147,14 +147,44 @@ def _tolerance(dtype, exact):
     return dict(rtol=2e-6, atol=1e-6) if dtype == F32 else dict(rtol=1e-13, atol=1e-14)
 
 
+def run_split(groups, build_one):
+    """``groups``: {key: [input arrays]}; ``build_one(b, key, params) -> [Values]``.
+    Builds all groups into one computation (XLA fuses same-shape element-wise work, so
+    this compiles much faster than one computation per group); returns
+    {key: (inputs, outputs)}."""
+    keys = list(groups)
+    flat = [a for k in keys for a in groups[k]]
+    counts = []
+
+    def build(b, *ps):
+        outs, it = [], iter(ps)
+        for k in keys:
+            mine = [next(it) for _ in groups[k]]
+            got = build_one(b, k, mine)
+            counts.append(len(got))
+            outs += got
+        return outs
+    outs = run(build, *flat)
+    result, pos = {}, 0
+    for k, n in zip(keys, counts):
+        result[k] = (groups[k], outs[pos:pos + n])
+        pos += n
+    return result
+
+
 @functools.lru_cache(maxsize=None)
+def _unary_for_op(op):
+    """One computation applying ``op`` to one input per dtype and shape in SHAPES."""
+    dts, (low, high, extra), _, _ = UNARY[op]
+    groups = {}
+    for dtype in dts:
+        rng = np.random.default_rng(zlib.crc32(f"{op}-{dtype}".encode()))
+        groups[dtype] = [sample(rng, shape, dtype, low, high, extra) for shape in SHAPES]
+    return run_split(groups, lambda b, dtype, xs: [getattr(b, op)(x) for x in xs])
+
+
 def _unary_run(op, dtype):
-    """One computation applying ``op`` to one input per shape in SHAPES."""
-    _, (low, high, extra), _, _ = UNARY[op]
-    rng = np.random.default_rng(zlib.crc32(f"{op}-{dtype}".encode()))
-    inputs = [sample(rng, shape, dtype, low, high, extra) for shape in SHAPES]
-    outputs = run(lambda b, *xs: [getattr(b, op)(x) for x in xs], *inputs)
-    return inputs, outputs
+    return _unary_for_op(op)[dtype]
 
 
 @pytest.mark.parametrize("op,dtype", UNARY_CASES, ids=[f"{o}-{d}" for o, d in UNARY_CASES])
@@ -268,14 +298,20 @@ def _binary_inputs(op, dtype, shape, rng):
 
 
 @functools.lru_cache(maxsize=None)
-def _binary_run(op, dtype):
-    rng = np.random.default_rng(zlib.crc32(f"{op}-{dtype}".encode()))
-    pairs = [_binary_inputs(op, dtype, shape, rng) for shape in SHAPES]
-    flat = [a for pair in pairs for a in pair]
+def _binary_for_op(op):
+    groups = {}
+    for dtype in BINARY[op][0]:
+        rng = np.random.default_rng(zlib.crc32(f"{op}-{dtype}".encode()))
+        groups[dtype] = [a for shape in SHAPES for a in _binary_inputs(op, dtype, shape, rng)]
 
-    def build(b, *ps):
-        return [getattr(b, op)(ps[2 * i], ps[2 * i + 1]) for i in range(len(pairs))]
-    return pairs, run(build, *flat)
+    def build_one(b, dtype, ps):
+        return [getattr(b, op)(ps[2 * i], ps[2 * i + 1]) for i in range(len(ps) // 2)]
+    return {k: (list(zip(ins[::2], ins[1::2])), outs)
+            for k, (ins, outs) in run_split(groups, build_one).items()}
+
+
+def _binary_run(op, dtype):
+    return _binary_for_op(op)[dtype]
 
 
 def _binary_ref(op, x, y):
@@ -557,7 +593,6 @@ def test_dynamic_slice_clamps(rng):
     x = rng.integers(0, 1000, (7, 5)).astype(np.int32)
     starts = [(0, 0), (2, 1), (5, 0), (6, 4), (-3, 2), (100, -100), (4, 2)]
     sizes = (3, 3)
-    ex = None
     b = Builder("ds")
     xp = b.parameter(0, x.shape, x.dtype)
     i = b.parameter(1, (), np.int32)
@@ -703,9 +738,8 @@ REDUCE_DTYPES = {"sum": (F32, F64, I32, I64, U32), "prod": (F32, F64, I32, I64, 
                  "max": (F32, F64, I32, I64, U32, BOOL), "min": (F32, F64, I32, I64, U32, BOOL),
                  "and": (BOOL, I32, I64, U32), "or": (BOOL, I32, I64, U32)}
 REDUCE_CASES = [(k, d) for k, dts in REDUCE_DTYPES.items() for d in dts]
-REDUCE_DIMS = [((2, 3, 4), (0,)), ((2, 3, 4), (1,)), ((2, 3, 4), (0, 2)),
-               ((2, 3, 4), (0, 1, 2)), ((0, 3), (0,)), ((0, 3), (1,)), ((2, 0), (1,)),
-               ((2, 0), (0, 1)), ((0,), (0,)), ((5,), (0,))]
+REDUCE_DIMS = [((2, 3, 4), (1,)), ((2, 3, 4), (0, 2)), ((2, 3, 4), (0, 1, 2)), ((0, 3), (0,)),
+               ((2, 0), (1,)), ((0,), (0,)), ((5,), (0,))]
 
 
 def _identity(kind, dtype):
@@ -743,20 +777,35 @@ def _reduce_input(kind, dtype, shape, rng):
     return sample(rng, shape, dtype, lo, 100)
 
 
-@functools.lru_cache(maxsize=None)
-def _reduce_run(kind, dtype):
+def _reduce_inputs(kind, dtype):
     rng = np.random.default_rng(7)
     inputs = [_reduce_input(kind, dtype, shape, rng) for shape, _ in REDUCE_DIMS]
     if kind in ("max", "min") and dtype.kind == "f":
         inputs.append(np.array([[1.0, np.nan, 3.0], [-np.inf, 2.0, 0.0]], dtype))
     if kind == "and" and dtype != BOOL:
         inputs.append(np.full((3, 2), ~dtype.type(0), dtype))   # all bits set
+    return inputs
 
-    def build(b, *ps):
+
+def _reduce_build(kind):
+    def build_one(b, dtype, ps):
         outs = [b.reduce(p, kind, dims) for p, (_, dims) in zip(ps, REDUCE_DIMS)]
         outs += [b.reduce(p, kind, (1,)) for p in ps[len(REDUCE_DIMS):]]
         return outs
-    return inputs, run(build, *inputs)
+    return build_one
+
+
+# Each dtype gets its own computation for "and"/"or" so that one dtype's failure does not
+# hide the others'; the other kinds share one computation per kind.
+@functools.lru_cache(maxsize=None)
+def _reduce_group(kind, dtypes_):
+    return run_split({d: _reduce_inputs(kind, d) for d in dtypes_}, _reduce_build(kind))
+
+
+def _reduce_run(kind, dtype):
+    if kind in ("and", "or"):
+        return _reduce_group(kind, (dtype,))[dtype]
+    return _reduce_group(kind, REDUCE_DTYPES[kind])[dtype]
 
 
 @pytest.mark.parametrize("kind,dtype", REDUCE_CASES, ids=[f"{k}-{d}" for k, d in REDUCE_CASES])
@@ -835,23 +884,36 @@ CUM_KINDS = {"sum": np.cumsum, "prod": np.cumprod, "max": np.maximum.accumulate,
 CUM_CASES = [(k, d) for k in CUM_KINDS for d in (F32, F64, I32, I64)]
 
 
-@functools.lru_cache(maxsize=None)
-def _cum_run(kind, dtype):
-    rng = np.random.default_rng(3)
-    lo, hi = (0.5, 1.5) if kind == "prod" and dtype.kind == "f" else (-3, 3)
-    inputs = [sample(rng, (3, 4), dtype, lo, hi), sample(rng, (9,), dtype, lo, hi),
-              np.zeros((0,), dtype), np.zeros((2, 0), dtype), sample(rng, (1,), dtype, lo, hi),
-              sample(rng, (2, 3, 2), dtype, lo, hi)]
-    axes = [(x, a) for x in range(len(inputs)) for a in range(inputs[x].ndim)]
+def _cum_axes(inputs):
+    """Every axis of the 2-d and 1-d inputs; the middle axis of the 3-d one."""
+    return [(i, a) for i, x in enumerate(inputs) for a in range(x.ndim)
+            if x.ndim < 3 or a == 1]
 
-    def build(b, *ps):
-        return [b.cumulative(ps[i], kind, a, rev) for i, a in axes for rev in (False, True)]
-    return inputs, axes, run(build, *inputs)
+
+@functools.lru_cache(maxsize=None)
+def _cum_for_kind(kind):
+    groups = {}
+    for dtype in (F32, F64, I32, I64):
+        rng = np.random.default_rng(3)
+        lo, hi = (0.5, 1.5) if kind == "prod" and dtype.kind == "f" else (-3, 3)
+        groups[dtype] = [sample(rng, (3, 4), dtype, lo, hi), sample(rng, (9,), dtype, lo, hi),
+                         np.zeros((0,), dtype), np.zeros((2, 0), dtype),
+                         sample(rng, (2, 3, 2), dtype, lo, hi)]
+
+    def build_one(b, dtype, ps):
+        return [b.cumulative(ps[i], kind, a, rev) for i, a in _cum_axes(ps)
+                for rev in (False, True)]
+    return run_split(groups, build_one)
+
+
+def _cum_run(kind, dtype):
+    return _cum_for_kind(kind)[dtype]
 
 
 @pytest.mark.parametrize("kind,dtype", CUM_CASES, ids=[f"{k}-{d}" for k, d in CUM_CASES])
 def test_cumulative(kind, dtype):
-    inputs, axes, outs = _cum_run(kind, dtype)
+    inputs, outs = _cum_run(kind, dtype)
+    axes = _cum_axes(inputs)
     ref = CUM_KINDS[kind]
     it = iter(outs)
     tol = dict(rtol=1e-5) if dtype == F32 else dict(rtol=1e-12)
@@ -899,11 +961,11 @@ def test_sort_one_operand(dtype, rng):
 @pytest.mark.parametrize("dtype", (F32, F64, I32, U32), ids=ids((F32, F64, I32, U32)))
 def test_sort_argsort_payload_is_stable(dtype, rng):
     """Sorting keys with an iota payload is a stable argsort, duplicates in input order."""
-    keys = rng.integers(0, 4, (3, 10)).astype(dtype)
+    keys = rng.integers(0, 4, (3, 300)).astype(dtype)   # long rows: unstable sorts show
     if dtype.kind == "f":
         keys[0, 3] = keys[0, 7] = np.nan
         keys[1, 0] = np.inf
-    payload = np.broadcast_to(np.arange(10, dtype=np.int32), keys.shape).copy()
+    payload = np.broadcast_to(np.arange(300, dtype=np.int32), keys.shape).copy()
     values = rng.standard_normal(keys.shape)
     sk, sp, sv = run(lambda b, k, p, v: b.sort([k, p, v], dimension=1, num_keys=1),
                      keys, payload, values)

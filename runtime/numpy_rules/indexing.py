@@ -60,7 +60,7 @@ _MODES = {
 }
 
 
-# --- normalizing the index ------------------------------------------------------------------
+# --- normalizing the index ----------------------------------------------------------------
 
 @dataclasses.dataclass
 class _Plan:
@@ -208,16 +208,17 @@ def _entry(b: Builder, item, axis: int, size: int):
         if size == 0 and item.size > 0:
             raise b.error(PSCValueError, f"index is out of bounds for axis {axis} with size 0")
         return item
-    indices = np.asarray(item, dtype=np.int64)
+    indices = np.asarray(item)   # compared before narrowing, so huge indices cannot wrap
     bad = indices[(indices < -size) | (indices >= size)]
     if bad.size:
         raise b.error(PSCValueError, f"index {bad.flat[0]} is out of bounds for axis {axis} "
                       f"with size {size}")
+    indices = indices.astype(np.int64)
     indices = np.where(indices < 0, indices + size, indices)
     return int(indices) if isinstance(item, int) else indices
 
 
-# --- shapes of the result -------------------------------------------------------------------
+# --- shapes of the result -----------------------------------------------------------------
 
 def _batch_shape(b: Builder, plan: _Plan) -> tuple:
     """The broadcast shape of the advanced indices (() without any)."""
@@ -251,7 +252,7 @@ def _index_dtype(plan: _Plan) -> np.dtype:
     return dtypes.int64 if wide else dtypes.int32
 
 
-# --- reading ----------------------------------------------------------------------------------
+# --- reading ------------------------------------------------------------------------------
 
 def getitem(b: Builder, x, index) -> Value:
     """``x[index]`` with NumPy's semantics (see the module docstring)."""
@@ -313,9 +314,6 @@ def _slice_traced(b: Builder, y: Value, plan: _Plan) -> Value:
 
 def _gather(b: Builder, y: Value, plan: _Plan) -> Value:
     axes, batch = plan.index_axes, _batch_shape(b, plan)
-    for a in axes:
-        if y.shape[a] == 0:
-            raise b.error(PSCValueError, f"index is out of bounds for axis {a} with size 0")
     dtype = _index_dtype(plan)
     components = [(_component(b, plan.entries[a], y.shape[a], batch, dtype, clamp=False),
                    range(len(batch))) for a in axes]
@@ -327,7 +325,7 @@ def _gather(b: Builder, y: Value, plan: _Plan) -> Value:
                     slice_sizes=[1 if a in axes else n for a, n in enumerate(y.shape)])
 
 
-# --- index arrays -----------------------------------------------------------------------------
+# --- index arrays -------------------------------------------------------------------------
 
 def _traced_index(b: Builder, v: Value, size: int, dtype, clamp: bool = False) -> Value:
     """A traced index in ``dtype``, negative values wrapped as NumPy does; ``clamp`` keeps
@@ -373,7 +371,7 @@ def _index_array(b: Builder, components, batch: tuple, dtype):
     return columns[0] if len(columns) == 1 else b.concatenate(columns, len(batch))
 
 
-# --- writing ----------------------------------------------------------------------------------
+# --- writing ------------------------------------------------------------------------------
 
 def setitem(b: Builder, x, index, value, mode: str = "set") -> Value:
     """``x`` with ``x[index] = value`` applied (``mode`` "add" is ``x[index] += value``,
@@ -420,9 +418,14 @@ def _cast(b: Builder, value, dtype) -> Value:
 
 def _combine(b: Builder, mode: str, current: Value, value, dtype, scalar: bool) -> Value:
     """``ufunc(current, value)`` cast back to ``dtype``: NumPy's augmented assignment, whose
-    in-place operation refuses a cast across kinds unless ``x[index]`` is a scalar."""
+    in-place operation refuses a cast across kinds or a bigger broadcast shape, unless
+    ``x[index]`` is a scalar."""
     ufunc, in_place = _MODES[mode]
     result = UFUNC_RULES[ufunc](b, current, value)
+    if in_place and not scalar and result.shape != current.shape:
+        raise b.error(PSCShapeError, f"non-broadcastable output operand with shape "
+                      f"{_fmt_shape(current.shape)} doesn't match the broadcast shape "
+                      f"{_fmt_shape(result.shape)}")
     if in_place and not scalar and not np.can_cast(result.dtype, dtype, "same_kind"):
         raise b.error(PSCTypeError, f"Cannot cast ufunc '{ufunc.__name__}' output from "
                       f"dtype('{result.dtype}') to dtype('{dtype}') with casting rule "
@@ -503,7 +506,7 @@ def _scatter(b: Builder, y: Value, plan: _Plan, update: Value, mode: str) -> Val
                      index_vector_dim=len(scatter_shape), mode=mode)
 
 
-# --- traced boolean masks -----------------------------------------------------------------------
+# --- traced boolean masks -----------------------------------------------------------------
 
 def _traced_mask(index):
     """The traced boolean mask in ``index``, or None."""
@@ -551,11 +554,14 @@ def _fit_masked(b: Builder, v: Value, shape: tuple, p: int, k: int) -> Value:
         vshape = vshape[1:]
     vshape = (1,) * (len(indexed) - len(vshape)) + vshape
     if len(vshape) > len(indexed) or any(d not in (1, t) for d, t in zip(vshape, indexed)):
-        raise b.error(PSCShapeError, f"cannot assign an array of shape {_fmt_shape(v.shape)} "
-                      f"through a traced boolean mask: the number of selected elements is only "
-                      "known when the program runs", "assign a value that broadcasts over the "
-                      "selected elements (a scalar, or one row of the masked axes)")
-    return b.reshape(v, vshape[:p] + (1,) * k + vshape[p + 1:])
+        raise b.error(PSCShapeError, f"cannot assign an array of shape "
+                      f"{_fmt_shape(v.shape)} through a traced boolean mask: the number of "
+                      "selected elements is only known when the program runs",
+                      "assign a value that broadcasts over the selected elements (a scalar, "
+                      "or one row of the masked axes)")
+    result = b.reshape(v, vshape[:p] + (1,) * k + vshape[p + 1:])
+    result.weak = v.weak   # a Python scalar keeps adapting to x's dtype
+    return result
 
 
 register_translation_rule("operator.getitem", getitem)
