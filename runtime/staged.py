@@ -29,6 +29,7 @@ from jaxlib import _jax
 from .builder import Builder
 from .cache import CacheInfo, LRUCache
 from .client import Executable, compile, device_put, get_client
+from .context import building
 from .errors import PSCTypeError, PSCValueError
 from .ir import Value
 from .signature import Signature, signature_of
@@ -193,7 +194,8 @@ class StagedFunction:
                 call_kwargs[param.name] = value
             else:
                 call_args.append(value)
-        result = self.build_fn(b, *call_args, **call_kwargs)
+        with building(b):
+            result = self.build_fn(b, *call_args, **call_kwargs)
         out_leaves, out_treedef = _REGISTRY.flatten(result)
         outputs = [_as_output(b, leaf, i) for i, leaf in enumerate(out_leaves)]
         computation = b.build(*outputs)
