@@ -26,7 +26,9 @@ from . import dtypes
 from .errors import (PSCError, PSCShapeError, PSCTypeError, PSCValueError,
                      SourceLocation)
 from .ir import Computation, Operation, Region, Value
+from .context import building
 from .ops import OP_DEFS, UNARY_OPS
+from .sourcemap import location_from_stack
 
 # Builder method name -> StableHLO op name, for the element-wise ops.
 _UNARY_METHODS = {
@@ -73,7 +75,9 @@ class Builder:
 
     @property
     def location(self) -> SourceLocation | None:
-        return self._locations.current
+        """Where ops built now come from: set with `at`, else the generated statement that
+        is running (see `runtime.sourcemap`)."""
+        return self._locations.current or location_from_stack(2)
 
     @contextlib.contextmanager
     def _restoring(self, previous):
@@ -118,11 +122,12 @@ class Builder:
 
     def _op(self, name: str, operands: Sequence, regions=(), **attrs) -> list[Value]:
         operands = [self._resolve(v) for v in operands]
+        location = self.location
         try:
             avals = OP_DEFS[name](operands, attrs)
         except PSCError as err:
-            raise err.with_location(self.location) from None
-        op = Operation(name, operands, attrs, regions, self.location)
+            raise err.with_location(location) from None
+        op = Operation(name, operands, attrs, regions, location)
         op.results = tuple(Value(shape, dtype, self._region, op) for shape, dtype in avals)
         self._region.operations.append(op)
         return list(op.results)
@@ -325,7 +330,8 @@ class Builder:
     def _run_region(self, name, fn, params_like, treedef, *extra):
         sub = self._sub_builder(name)
         params = [sub._region.add_param(v.shape, v.dtype, v.weak) for v in params_like]
-        out = fn(sub, *extra, tree_util.tree_unflatten(treedef, params))
+        with building(sub):   # operators on Values inside the region go to `sub`
+            out = fn(sub, *extra, tree_util.tree_unflatten(treedef, params))
         return sub, out
 
     @staticmethod

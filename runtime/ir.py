@@ -18,12 +18,13 @@ from typing import Any
 
 import numpy as np
 
+from .array_api import ArrayMethods
 from .errors import SourceLocation
 
 _value_ids = itertools.count()
 
 
-class Value:
+class Value(ArrayMethods):
     """An SSA value: one array with a static shape and dtype.
 
     ``weak`` marks a value that came from a Python scalar: under NumPy 2 promotion it takes
@@ -56,13 +57,6 @@ class Value:
     def __repr__(self) -> str:
         weak = ", weak" if self.weak else ""
         return f"Value(%{self.id}: {self.dtype}{list(self.shape)}{weak})"
-
-    def __bool__(self):
-        # A value's truth is only known when the program runs.
-        from .errors import PSCTracedValueError
-        raise PSCTracedValueError(
-            "the truth value of a traced array is only known when the program runs",
-            hint="use a staged conditional (cond/where) instead of Python `if`")
 
 
 class Operation:

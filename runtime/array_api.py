@@ -1,0 +1,124 @@
+"""What a traced `Value` offers user code: NumPy's operators, attributes and methods.
+
+Generated code keeps the source's expressions (``np.dot(x, w) + b``, ``x.sum(axis=0)``,
+``x.T``, ``x[i]``), so a `Value` behaves like an ``ndarray`` at build time: each operator or
+method goes through the translation rule registered for NumPy's meaning of it, on the
+current builder (`runtime.context`).  Shapes, dtypes and sizes are static Python values.
+Anything that needs the *contents* (``bool(x)``, ``float(x)``, ``np.asarray(x)``) is a
+`PSCTracedValueError` explaining what to do instead.
+"""
+from __future__ import annotations
+
+import operator
+
+from .errors import PSCTracedValueError, PSCTypeError
+
+
+def _apply(fn, *args, **kwargs):
+    from .context import current_builder
+    from .translation import translate
+    return translate(current_builder(), fn, *args, **kwargs)
+
+
+def _binary(op):
+    def method(self, other):
+        return _apply(op, self, other)
+    return method
+
+
+def _reflected(op):
+    def method(self, other):
+        return _apply(op, other, self)
+    return method
+
+
+def _unary(op):
+    def method(self):
+        return _apply(op, self)
+    return method
+
+
+def _method(name):
+    qualified = f"numpy.ndarray.{name}"
+
+    def method(self, *args, **kwargs):
+        return _apply(qualified, self, *args, **kwargs)
+    method.__name__ = name
+    return method
+
+
+def _needs_contents(what: str, hint: str):
+    def method(self, *args, **kwargs):
+        raise PSCTracedValueError(f"{what} of a traced array is only known when the program "
+                                  "runs", hint=hint)
+    return method
+
+
+class ArrayMethods:
+    """Mixed into `runtime.ir.Value`."""
+
+    __slots__ = ()
+    __array_ufunc__ = None         # NumPy defers: ndarray + Value calls Value.__radd__
+    __hash__ = object.__hash__     # values are graph nodes: identity, not contents
+
+    @property
+    def T(self):
+        return _apply("numpy.transpose", self)
+
+    @property
+    def mT(self):
+        return _apply("numpy.matrix_transpose", self)
+
+    def __len__(self):
+        if not self.shape:
+            raise PSCTypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+
+    def __getitem__(self, index):
+        return _apply(operator.getitem, self, index)
+
+    def __setitem__(self, index, value):
+        raise PSCTypeError("traced arrays cannot be changed in place",
+                           hint="the transpiler rewrites `x[i] = v` into a functional update; "
+                                "in hand-written build code use runtime.setitem(x, i, v)")
+
+    __bool__ = _needs_contents(
+        "the truth value", "use np.where, or a staged conditional, instead of Python `if`")
+    __float__ = _needs_contents("the Python float", "keep it an array")
+    __int__ = _needs_contents("the Python int", "keep it an array, or make the argument "
+                              "static with static_argnames")
+    __index__ = _needs_contents("the integer value", "make it static (static_argnames) or "
+                                "use a traced index: x[i] works with traced i")
+    __complex__ = _needs_contents("the Python complex", "keep it an array")
+    __array__ = _needs_contents("the NumPy array", "use NumPy functions through the "
+                                "transpiler instead of converting")
+    item = _needs_contents("item()", "keep it an array")
+    tolist = _needs_contents("tolist()", "keep it an array")
+
+
+_OPERATORS = {
+    "add": operator.add, "sub": operator.sub, "mul": operator.mul,
+    "truediv": operator.truediv, "floordiv": operator.floordiv, "mod": operator.mod,
+    "pow": operator.pow, "matmul": operator.matmul, "and": operator.and_,
+    "or": operator.or_, "xor": operator.xor, "lshift": operator.lshift,
+    "rshift": operator.rshift,
+}
+for _name, _op in _OPERATORS.items():
+    setattr(ArrayMethods, f"__{_name}__", _binary(_op))
+    setattr(ArrayMethods, f"__r{_name}__", _reflected(_op))
+for _name, _op in {"lt": operator.lt, "le": operator.le, "gt": operator.gt,
+                   "ge": operator.ge, "eq": operator.eq, "ne": operator.ne}.items():
+    setattr(ArrayMethods, f"__{_name}__", _binary(_op))
+for _name, _op in {"neg": operator.neg, "pos": operator.pos, "invert": operator.invert,
+                   "abs": operator.abs}.items():
+    setattr(ArrayMethods, f"__{_name}__", _unary(_op))
+
+METHODS = ("sum", "mean", "prod", "max", "min", "argmax", "argmin", "all", "any", "std",
+           "var", "cumsum", "cumprod", "reshape", "transpose", "swapaxes", "squeeze", "ravel",
+           "flatten", "astype", "clip", "copy", "dot", "trace", "repeat", "argsort")
+for _name in METHODS:
+    setattr(ArrayMethods, _name, _method(_name))
