@@ -11,6 +11,8 @@ from .errors import (PSCError, PSCNameError, PSCShapeError, PSCSyntaxError,
                      PSCTracedValueError, PSCTypeError, PSCUnsupportedCallError,
                      PSCValueError, SourceLocation)
 from .ir import Computation, Value
+from .primitives import (cond, fori_loop, set_transpile_hook, setitem, static_range, switch,
+                         transpiled, while_loop)
 from .signature import LeafSpec, Signature, signature_of
 from .staged import StagedFunction, staged
 from .translation import (lookup_rule, qualified_name, register_translation_rule,
@@ -22,5 +24,6 @@ __all__ = [
     "PSCTypeError", "PSCUnsupportedCallError", "PSCValueError", "Signature",
     "SourceLocation", "StagedFunction", "Value", "XLACompileError", "compile", "get_client",
     "lookup_rule", "qualified_name", "reference", "register_translation_rule", "registered_names",
-    "signature_of", "staged", "translate",
+    "signature_of", "staged", "translate", "cond", "fori_loop", "set_transpile_hook",
+    "setitem", "static_range", "switch", "transpiled", "while_loop",
 ]

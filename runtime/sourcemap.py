@@ -30,3 +30,14 @@ def location_from_stack(skip: int = 1) -> SourceLocation | None:
                 return found
         frame = frame.f_back
     return None
+
+
+def location_from_traceback(tb) -> SourceLocation | None:
+    """The innermost generated statement in a traceback (for errors raised outside ops)."""
+    found = None
+    while tb is not None:
+        mapping = _MAPS.get(tb.tb_frame.f_code.co_filename)
+        if mapping is not None and tb.tb_lineno in mapping:
+            found = mapping[tb.tb_lineno]
+        tb = tb.tb_next
+    return found

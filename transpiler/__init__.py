@@ -1,15 +1,24 @@
-"""psc-transpiler's public API.
+"""psc-transpiler: plain Python + NumPy functions compiled to XLA.
 
-The front end (``jit_ps``, the explicit control-flow primitives, the CLI) is built on the
-`runtime` package; what exists today is re-exported here so user code imports one place.
+    from transpiler import jit_ps
+
+    @jit_ps
+    def predict(params, inputs):
+        for W, b in params:
+            inputs = np.tanh(np.dot(inputs, W) + b)
+        return inputs
 """
 from runtime import (PSCError, PSCNameError, PSCShapeError, PSCSyntaxError,
                      PSCTracedValueError, PSCTypeError, PSCUnsupportedCallError,
-                     PSCValueError, register_translation_rule)
+                     PSCValueError, cond, fori_loop, register_translation_rule, static_range,
+                     switch, while_loop)
 
-__version__ = "0.1.0"
+from .api import PSCFunction, jit_ps
+from .version import __version__
 
 __all__ = [
-    "PSCError", "PSCNameError", "PSCShapeError", "PSCSyntaxError", "PSCTracedValueError",
-    "PSCTypeError", "PSCUnsupportedCallError", "PSCValueError", "register_translation_rule",
+    "PSCError", "PSCFunction", "PSCNameError", "PSCShapeError", "PSCSyntaxError",
+    "PSCTracedValueError", "PSCTypeError", "PSCUnsupportedCallError", "PSCValueError",
+    "__version__", "cond", "fori_loop", "jit_ps", "register_translation_rule",
+    "static_range", "switch", "while_loop",
 ]

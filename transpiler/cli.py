@@ -1,27 +1,127 @@
-"""``psc-transpile SRC... -o OUTDIR [--check]``: write generated modules to disk."""
+"""``psc-transpile SRC... -o OUTDIR [--check]``: write generated modules to disk.
+
+The source is never imported or run: names are resolved from each file's own imports
+(`transpiler.analysis.resolve.StaticResolver`), so it is safe on untrusted pull requests.
+Each source file ``pkg/model.py`` with ``@jit_ps`` functions becomes ``OUTDIR/model_psc.py``
+(sub-directories of a directory argument are kept).  Output is deterministic.
+``--check`` writes nothing and exits 1 when a generated module is missing or stale.
+"""
 from __future__ import annotations
 
 import argparse
+import ast
+import os
 import sys
 
+import gast
 
-def parse_args(argv):
-    parser = argparse.ArgumentParser(
-        prog="psc-transpile",
-        description="Transpile @jit_ps functions to generated builder modules, without "
-                    "importing or running the source.")
-    parser.add_argument("sources", nargs="+", metavar="SRC", help="files or directories")
-    parser.add_argument("-o", "--output", required=True, metavar="OUTDIR")
-    parser.add_argument("--check", action="store_true",
-                        help="exit 1 when a committed generated module is stale or missing")
-    return parser.parse_args(argv)
+from emit import emit_module
+from runtime.errors import PSCError
+
+from .pipeline import transpile_function
+from .source import module_function_sources
+
+
+def _decorator_options(decorator) -> dict | None:
+    """``static_argnames``/``static_argnums`` of a ``@jit_ps`` decorator, or None when the
+    decorator is not jit_ps."""
+    target = decorator.func if isinstance(decorator, gast.Call) else decorator
+    name = target.attr if isinstance(target, gast.Attribute) else getattr(target, "id", None)
+    if name != "jit_ps":
+        return None
+    options = {}
+    if isinstance(decorator, gast.Call):
+        for keyword in decorator.keywords:
+            if keyword.arg in ("static_argnames", "static_argnums"):
+                value = ast.literal_eval(gast.unparse(keyword.value))
+                options[keyword.arg] = (value,) if isinstance(value, (str, int)) else \
+                    tuple(value)
+    return options
+
+
+def _static_names(node: gast.FunctionDef, options: dict) -> tuple:
+    params = [a.id for a in node.args.posonlyargs + node.args.args]
+    names = set(options.get("static_argnames", ()))
+    names |= {params[i] for i in options.get("static_argnums", ()) if -len(params) <= i <
+              len(params)}
+    return tuple(sorted(names))
+
+
+def transpile_file(path: str) -> str | None:
+    """The generated module for ``path``, or None when it has no jit_ps function."""
+    with open(path, encoding="utf-8") as handle:
+        text = handle.read()
+    module = gast.parse(text)
+    module_name = os.path.splitext(os.path.basename(path))[0]
+    functions = []
+    for node, source in module_function_sources(path, text, module):
+        options = next((o for o in map(_decorator_options, node.decorator_list)
+                        if o is not None), None)
+        if options is None:
+            continue
+        functions.append(transpile_function(source, module_ast=module,
+                                            module_name=module_name,
+                                            static_argnames=_static_names(node, options)))
+    if not functions:
+        return None
+    return emit_module(os.path.basename(path), functions, module)
+
+
+def _sources(paths):
+    """(source file, path of its module relative to OUTDIR) for files and directories."""
+    for path in paths:
+        if os.path.isdir(path):
+            for root, dirs, files in os.walk(path):
+                dirs[:] = sorted(d for d in dirs if not d.startswith((".", "__")))
+                for name in sorted(files):
+                    if name.endswith(".py") and not name.endswith("_psc.py"):
+                        full = os.path.join(root, name)
+                        rel = os.path.relpath(os.path.dirname(full), path)
+                        yield full, os.path.normpath(os.path.join(rel, _module_name(name)))
+        else:
+            yield path, _module_name(os.path.basename(path))
+
+
+def _module_name(file_name: str) -> str:
+    return os.path.splitext(file_name)[0] + "_psc.py"
 
 
 def main(argv=None) -> int:
-    parse_args(sys.argv[1:] if argv is None else argv)
-    print("psc-transpile: the front end is not built yet in this version; only the runtime "
-          "(builder, translation rules, compilation) is available.", file=sys.stderr)
-    return 2
+    parser = argparse.ArgumentParser(prog="psc-transpile", description=__doc__.split("\n")[0])
+    parser.add_argument("sources", nargs="+", metavar="SRC", help="files or directories")
+    parser.add_argument("-o", "--output", required=True, metavar="OUTDIR")
+    parser.add_argument("--check", action="store_true",
+                        help="write nothing; exit 1 if a generated module is stale or missing")
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    stale = []
+    for source, relative in _sources(args.sources):
+        try:
+            generated = transpile_file(source)
+        except PSCError as err:
+            print(err, file=sys.stderr)
+            return 2
+        except (OSError, SyntaxError) as err:
+            print(f"psc-transpile: {source}: {err}", file=sys.stderr)
+            return 2
+        if generated is None:
+            continue
+        target = os.path.join(args.output, relative)
+        if args.check:
+            try:
+                with open(target, encoding="utf-8") as handle:
+                    current = handle.read()
+            except OSError:
+                current = None
+            if current != generated:
+                stale.append((target, "missing" if current is None else "stale"))
+            continue
+        os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
+        with open(target, "w", encoding="utf-8") as handle:
+            handle.write(generated)
+        print(f"wrote {target}")
+    for target, why in stale:
+        print(f"{why}: {target}", file=sys.stderr)
+    return 1 if stale else 0
 
 
 if __name__ == "__main__":

@@ -1,0 +1,49 @@
+"""The generated module's imports: the source module's, restricted to the names the PSC
+functions use, with NumPy bound to the runtime's NumPy mirror.
+
+``import numpy as np`` becomes ``import runtime.numpy_api as np``: the generated code keeps
+writing ``np.tanh(x)``, and the mirror builds XLA ops when ``x`` is traced.
+"""
+from __future__ import annotations
+
+import gast
+
+_RENAMED_MODULES = {"numpy": "runtime.numpy_api", "numpy.linalg": "runtime.numpy_api.linalg",
+                    "transpiler": "runtime", "transpiler.api": "runtime"}
+_DROPPED = {"jit_ps"}   # the decorator itself: the generated code never calls it
+
+
+def _bound_name(alias: gast.alias) -> str:
+    return alias.asname or alias.name.split(".")[0]
+
+
+def _rewrite(node, used: set[str]):
+    if isinstance(node, gast.Import):
+        aliases = [a for a in node.names if _bound_name(a) in used]
+        renamed = []
+        for alias in aliases:
+            target = _RENAMED_MODULES.get(alias.name)
+            if target is not None:
+                renamed.append(gast.alias(target, _bound_name(alias)))
+            else:
+                renamed.append(gast.alias(alias.name, alias.asname))
+        return gast.Import(renamed) if renamed else None
+    if isinstance(node, gast.ImportFrom) and node.module and not node.level:
+        aliases = [gast.alias(a.name, a.asname) for a in node.names
+                   if (a.asname or a.name) in used and a.name not in _DROPPED]
+        if not aliases:
+            return None
+        return gast.ImportFrom(_RENAMED_MODULES.get(node.module, node.module), aliases, 0)
+    return None
+
+
+def module_imports(module_ast: gast.Module | None, used: set[str]) -> list:
+    """Rewritten top-level imports of ``module_ast`` that bind a name in ``used``."""
+    if module_ast is None:
+        return []
+    result = []
+    for node in module_ast.body:
+        rewritten = _rewrite(node, used)
+        if rewritten is not None:
+            result.append(rewritten)
+    return result

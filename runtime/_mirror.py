@@ -1,0 +1,56 @@
+"""Building blocks of the NumPy mirror (`runtime.numpy_api`)."""
+from __future__ import annotations
+
+import functools
+import types
+
+import numpy as np
+
+from .context import current_builder
+from .translation import has_traced, lookup_rule, translate
+from .errors import PSCUnsupportedCallError
+
+
+def mirror_function(fn, qualified_name: str):
+    """``fn`` as generated code sees it: NumPy when nothing is traced, else its rule."""
+    @functools.wraps(fn)
+    def staged(*args, **kwargs):
+        if not has_traced((args, kwargs)):
+            return fn(*args, **kwargs)
+        if lookup_rule(qualified_name) is None and lookup_rule(fn) is None:
+            builder = current_builder()
+            raise builder.error(PSCUnsupportedCallError,
+                                f"{qualified_name} has no translation rule, so it cannot "
+                                "take traced arrays", "use a supported NumPy function, or "
+                                "register a rule with register_translation_rule")
+        rule_key = qualified_name if lookup_rule(qualified_name) is not None else fn
+        return translate(current_builder(), rule_key, *args, **kwargs)
+    staged.__psc_mirror_of__ = fn
+    return staged
+
+
+def _dtype_constructor(scalar_type, qualified_name: str):
+    """``np.float32(x)``: a NumPy scalar for static ``x``, a conversion for traced ``x``."""
+    def convert(value=0, *args, **kwargs):
+        if not has_traced(value):
+            return scalar_type(value, *args, **kwargs)
+        return translate(current_builder(), "numpy.ndarray.astype", value, scalar_type)
+    convert.__name__ = scalar_type.__name__
+    convert.__qualname__ = qualified_name
+    convert.__psc_mirror_of__ = scalar_type
+    return convert
+
+
+def mirror_attribute(module, module_name: str, name: str):
+    value = getattr(module, name)   # AttributeError for names NumPy does not have
+    qualified = f"{module_name}.{name}"
+    if isinstance(value, type) and issubclass(value, np.generic):
+        return _dtype_constructor(value, qualified)
+    if isinstance(value, types.ModuleType):
+        try:
+            return __import__(f"runtime.numpy_api.{name}", fromlist=["_"])
+        except ImportError:
+            return value
+    if callable(value) and not isinstance(value, type):
+        return mirror_function(value, qualified)
+    return value

@@ -1,0 +1,1 @@
+"""Analyses: they annotate nodes (`transpiler.anno`) and never rewrite."""

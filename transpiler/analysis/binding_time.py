@@ -1,0 +1,165 @@
+"""Binding times: which expressions are static (known at build time) and which traced.
+
+DESIGN §2: parameters are traced unless declared static; shapes, ``ndim``, dtypes, sizes
+and lengths are static; module-level names are static; an expression with a traced operand
+is traced.  A variable is traced if any assignment to it is (flow-insensitive, iterated to a
+fixpoint), which is conservative: a traced verdict may meet a static value at build time,
+never the other way round for the rules that rely on it.
+
+Annotates every expression node with `Anno.BINDING_TIME`.
+"""
+from __future__ import annotations
+
+import gast
+
+from ..anno import Anno, BindingTime, setanno
+from .resolve import Kind, resolution_of
+
+STATIC, TRACED = BindingTime.STATIC, BindingTime.TRACED
+_STATIC_ATTRIBUTES = frozenset({"shape", "ndim", "dtype", "size", "itemsize", "nbytes"})
+_STATIC_BUILTINS = frozenset({"builtins.len", "builtins.isinstance", "builtins.type",
+                              "builtins.callable", "builtins.hasattr", "builtins.id"})
+
+
+class _Evaluator:
+    """Computes the binding time of expressions in an environment of variables."""
+
+    def __init__(self, env: dict[str, BindingTime]):
+        self.env = env
+
+    def join(self, nodes) -> BindingTime:
+        result = STATIC
+        for node in nodes:
+            if node is not None and self.of(node) is TRACED:
+                result = TRACED
+        return result
+
+    def of(self, node) -> BindingTime:
+        method = getattr(self, f"_{type(node).__name__}", None)
+        return method(node) if method else self.join(gast.iter_child_nodes(node))
+
+    def _Constant(self, node):
+        return STATIC
+
+    def _Name(self, node):
+        return self.env.get(node.id, STATIC)
+
+    def _Attribute(self, node):
+        if node.attr in _STATIC_ATTRIBUTES or resolution_of(node) is not None:
+            return STATIC
+        return self.of(node.value)
+
+    def _Lambda(self, node):
+        return STATIC
+
+    def _Call(self, node):
+        resolved = resolution_of(node.func)
+        if resolved is not None and resolved.qualname in _STATIC_BUILTINS:
+            return STATIC
+        parts = [*node.args, *(k.value for k in node.keywords)]
+        if isinstance(node.func, gast.Attribute) and resolved is None:
+            parts.append(node.func.value)   # a method: its object counts
+        elif not (resolved is not None and resolved.kind in (Kind.NUMPY, Kind.BUILTIN,
+                                                             Kind.MODULE, Kind.PRIMITIVE)):
+            parts.append(node.func)          # a traced callable (a closure over traced data)
+        return self.join(parts)
+
+    def _comprehension(self, node):
+        env = dict(self.env)
+        inner = _Evaluator(env)
+        for generator in node.generators:
+            bt = inner.of(generator.iter)
+            for target in gast.walk(generator.target):
+                if isinstance(target, gast.Name):
+                    env[target.id] = bt
+        parts = [getattr(node, f) for f in ("elt", "key", "value") if hasattr(node, f)]
+        parts += [c for g in node.generators for c in g.ifs]
+        return inner.join(parts)
+
+    _ListComp = _SetComp = _DictComp = _GeneratorExp = _comprehension
+
+
+def _bind(env, target, bt: BindingTime, value=None, evaluator=None) -> bool:
+    """Join ``bt`` into the names of ``target``; True when something changed."""
+    if isinstance(target, (gast.Tuple, gast.List)) and isinstance(value, (gast.Tuple,
+                                                                          gast.List)) \
+            and len(target.elts) == len(value.elts):
+        changed = False
+        for t, v in zip(target.elts, value.elts):
+            changed |= _bind(env, t, evaluator.of(v), v, evaluator)
+        return changed
+    changed = False
+    for name in gast.walk(target):
+        if isinstance(name, gast.Name) and isinstance(name.ctx, gast.Store):
+            new = env.get(name.id, STATIC).join(bt)
+            if env.get(name.id) is not new:
+                env[name.id] = new
+                changed = True
+    return changed
+
+
+class _Propagator(gast.NodeVisitor):
+    def __init__(self, env):
+        self.env = env
+        self.evaluator = _Evaluator(env)
+        self.changed = False
+
+    def visit_Assign(self, node):
+        bt = self.evaluator.of(node.value)
+        for target in node.targets:
+            if isinstance(target, gast.Subscript):
+                self.changed |= _bind(self.env, target.value, bt)
+            else:
+                self.changed |= _bind(self.env, target, bt, node.value, self.evaluator)
+
+    def visit_AugAssign(self, node):
+        target = node.target.value if isinstance(node.target, gast.Subscript) else node.target
+        self.changed |= _bind(self.env, target, self.evaluator.of(node.value))
+
+    def visit_AnnAssign(self, node):
+        if node.value is not None:
+            self.changed |= _bind(self.env, node.target, self.evaluator.of(node.value))
+
+    def visit_For(self, node):
+        self.changed |= _bind(self.env, node.target, self.evaluator.of(node.iter))
+        self.generic_visit(node)
+
+    def _nested(self, node):
+        # A nested function may be called with traced arguments: assume it is.
+        for arg in node.args.posonlyargs + node.args.args + node.args.kwonlyargs:
+            self.changed |= _bind(self.env, gast.Name(arg.id, gast.Store(), None, None),
+                                  TRACED)
+        self.generic_visit(node)
+
+    visit_FunctionDef = visit_Lambda = _nested
+
+    def visit_NamedExpr(self, node):
+        self.changed |= _bind(self.env, node.target, self.evaluator.of(node.value))
+
+
+class _Annotator(gast.NodeVisitor):
+    def __init__(self, env):
+        self.evaluator = _Evaluator(env)
+
+    def generic_visit(self, node):
+        if isinstance(node, gast.expr):
+            setanno(node, Anno.BINDING_TIME, self.evaluator.of(node))
+        super().generic_visit(node)
+
+
+def analyze_binding_times(function: gast.FunctionDef, static_names) -> dict[str, BindingTime]:
+    """Annotate ``function``'s expressions; returns the variables' binding times."""
+    args = function.args
+    params = [a.id for a in args.posonlyargs + args.args + args.kwonlyargs]
+    params += [a.id for a in (args.vararg, args.kwarg) if a is not None]
+    env = {name: STATIC if name in static_names else TRACED for name in params}
+    while True:
+        propagator = _Propagator(env)
+        for statement in function.body:
+            propagator.visit(statement)
+        if not propagator.changed:
+            break
+    annotator = _Annotator(env)
+    for statement in function.body:
+        annotator.visit(statement)
+    return env

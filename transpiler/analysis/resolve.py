@@ -1,0 +1,172 @@
+"""Name resolution: what each free name of a PSC function denotes.
+
+Two resolvers give the same `Resolution`s: `RuntimeResolver` reads the decorated function's
+globals and closure (the decorator's path); `StaticResolver` reads only the module's
+``import``s, ``def``s and assignments, never running it (the CLI's path).
+`annotate_names` puts `Anno.RESOLVED` on every Name load that is not local, and on
+attribute chains rooted in a module (``np.linalg.norm`` -> ``numpy.linalg.norm``).
+"""
+from __future__ import annotations
+
+import builtins
+import dataclasses
+import enum
+import types
+
+import gast
+
+from runtime import qualified_name
+
+from ..anno import Anno, getanno, setanno
+from .activity import Scope, scope_of
+
+PRIMITIVES = frozenset({"while_loop", "cond", "fori_loop", "switch", "static_range",
+                        "jit_ps"})
+_PRIMITIVE_MODULES = ("transpiler", "runtime", "runtime.primitives", "transpiler.api")
+
+
+class Kind(enum.Enum):
+    NUMPY = "numpy"                  # NumPy, a submodule, or one of their attributes
+    BUILTIN = "builtin"              # len, range, abs...
+    PRIMITIVE = "primitive"          # while_loop, cond, fori_loop, switch, static_range
+    RULE = "rule"                    # another object with a registered translation rule
+    USER_FUNCTION = "user_function"  # Python source we transpile when it is first called
+    MODULE = "module"                # another module (math...) or its attribute
+    VALUE = "value"                  # a module-level constant: static
+    UNKNOWN = "unknown"              # not resolvable statically
+
+
+@dataclasses.dataclass(frozen=True)
+class Resolution:
+    kind: Kind
+    qualname: str | None = None
+
+    def attribute(self, attr: str) -> "Resolution | None":
+        """The resolution of ``<this>.attr`` when this is a module-like namespace."""
+        if self.kind in (Kind.NUMPY, Kind.MODULE) and self.qualname:
+            return Resolution(self.kind, f"{self.qualname}.{attr}")
+        return None
+
+
+def _classify_qualname(qualname: str) -> Kind:
+    root = qualname.split(".")[0]
+    if root == "numpy":
+        return Kind.NUMPY
+    if root in ("transpiler", "runtime") and qualname.rsplit(".", 1)[-1] in PRIMITIVES:
+        return Kind.PRIMITIVE
+    return Kind.MODULE
+
+
+class RuntimeResolver:
+    """Resolves from live values: a function's globals and closure."""
+
+    def __init__(self, globals_: dict, closure: dict | None = None):
+        self.globals = globals_
+        self.closure = closure or {}
+
+    def resolve(self, name: str) -> Resolution:
+        if name in self.closure:
+            return classify_value(self.closure[name])
+        if name in self.globals:
+            return classify_value(self.globals[name])
+        if hasattr(builtins, name):
+            return Resolution(Kind.BUILTIN, f"builtins.{name}")
+        return Resolution(Kind.UNKNOWN, name)
+
+
+def classify_value(value) -> Resolution:
+    """The `Resolution` of a live object."""
+    if isinstance(value, types.ModuleType):
+        return Resolution(_classify_qualname(value.__name__), value.__name__)
+    if getattr(value, "__psc_primitive__", False):
+        return Resolution(Kind.PRIMITIVE, f"transpiler.{value.__name__}")
+    if getattr(value, "__psc_function__", False):
+        return Resolution(Kind.USER_FUNCTION, getattr(value, "__qualname__", None))
+    name = getattr(value, "__name__", None)
+    if name and getattr(builtins, name, None) is value:
+        return Resolution(Kind.BUILTIN, f"builtins.{name}")
+    registered = qualified_name(value)
+    if registered is not None:
+        kind = Kind.NUMPY if registered.startswith("numpy.") else Kind.RULE
+        return Resolution(kind, registered)
+    module = getattr(value, "__module__", None) or ""
+    if module.split(".")[0] == "numpy" or isinstance(value, type(abs)) and module == "numpy":
+        return Resolution(Kind.NUMPY, f"numpy.{name}")
+    if isinstance(value, (types.FunctionType, types.MethodType)):
+        return Resolution(Kind.USER_FUNCTION, f"{module}.{value.__qualname__}")
+    return Resolution(Kind.VALUE, None)
+
+
+class StaticResolver:
+    """Resolves from a module's source alone: imports, top-level defs and assignments."""
+
+    def __init__(self, module: gast.Module, module_name: str):
+        self.bindings: dict[str, Resolution] = {}
+        for node in module.body:
+            self._bind(node, module_name)
+
+    def _bind(self, node, module_name: str) -> None:
+        if isinstance(node, gast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    self.bindings[alias.asname] = Resolution(
+                        _classify_qualname(alias.name), alias.name)
+                else:
+                    root = alias.name.split(".")[0]
+                    self.bindings[root] = Resolution(_classify_qualname(root), root)
+        elif isinstance(node, gast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                qualname = f"{node.module}.{alias.name}"
+                self.bindings[alias.asname or alias.name] = Resolution(
+                    _classify_qualname(qualname), qualname)
+        elif isinstance(node, gast.FunctionDef):
+            self.bindings[node.name] = Resolution(Kind.USER_FUNCTION,
+                                                  f"{module_name}.{node.name}")
+        elif isinstance(node, (gast.Assign, gast.AnnAssign, gast.AugAssign)):
+            targets = node.targets if isinstance(node, gast.Assign) else [node.target]
+            for target in targets:
+                for name in gast.walk(target):
+                    if isinstance(name, gast.Name):
+                        self.bindings[name.id] = Resolution(Kind.VALUE, None)
+
+    def resolve(self, name: str) -> Resolution:
+        if name in self.bindings:
+            return self.bindings[name]
+        if hasattr(builtins, name):
+            return Resolution(Kind.BUILTIN, f"builtins.{name}")
+        return Resolution(Kind.UNKNOWN, name)
+
+
+class _NameAnnotator(gast.NodeVisitor):
+    def __init__(self, resolver, scope: Scope):
+        self.resolver = resolver
+        self.scope = scope
+
+    def visit_Name(self, node):
+        if isinstance(node.ctx, gast.Load) and not self.scope.is_local(node.id):
+            setanno(node, Anno.RESOLVED, self.resolver.resolve(node.id))
+
+    def visit_Attribute(self, node):
+        self.generic_visit(node)
+        base = getanno(node.value, Anno.RESOLVED)
+        if base is not None:
+            resolved = base.attribute(node.attr)
+            if resolved is not None:
+                setanno(node, Anno.RESOLVED, resolved)
+
+    def _scoped(self, node):
+        saved = self.scope
+        self.scope = scope_of(node) or saved
+        self.generic_visit(node)
+        self.scope = saved
+
+    visit_FunctionDef = visit_Lambda = _scoped
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _scoped
+
+
+def annotate_names(function: gast.FunctionDef, resolver) -> None:
+    _NameAnnotator(resolver, scope_of(function)).visit(function)
+
+
+def resolution_of(node) -> Resolution | None:
+    return getanno(node, Anno.RESOLVED)

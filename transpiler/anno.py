@@ -1,0 +1,47 @@
+"""Node annotations: analyses write them, rules read them.
+
+Each key is an `Anno` member; values live in a dict attached to the gast node, so copying a
+node (``copy.copy``) keeps them and unparsing ignores them.
+
+* `Anno.SCOPE` (on FunctionDef/Lambda): `transpiler.analysis.activity.Scope`, the names the
+  function binds, reads and takes as parameters.
+* `Anno.RESOLVED` (on Name loads and Attribute chains): `transpiler.analysis.resolve.Resolution`,
+  what a free name denotes (a NumPy function, a builtin, a user function...).
+* `Anno.BINDING_TIME` (on expressions): `BindingTime.STATIC` or `BindingTime.TRACED`.
+* `Anno.ORIGIN` (on statements): the `SourceLocation` of the source statement a generated
+  statement comes from; the emitter prints it as the ``# file.py:LINE`` comment.
+"""
+from __future__ import annotations
+
+import enum
+
+
+class Anno(enum.Enum):
+    SCOPE = "scope"
+    RESOLVED = "resolved"
+    BINDING_TIME = "binding_time"
+    ORIGIN = "origin"
+
+
+class BindingTime(enum.Enum):
+    STATIC = "static"    # known when the computation is built
+    TRACED = "traced"    # known only when the executable runs
+
+    def join(self, other: "BindingTime") -> "BindingTime":
+        return BindingTime.TRACED if BindingTime.TRACED in (self, other) else self
+
+
+_KEY = "_psc_anno"
+
+
+def setanno(node, key: Anno, value) -> None:
+    annotations = node.__dict__.setdefault(_KEY, {})
+    annotations[key] = value
+
+
+def getanno(node, key: Anno, default=None):
+    return node.__dict__.get(_KEY, {}).get(key, default)
+
+
+def hasanno(node, key: Anno) -> bool:
+    return key in node.__dict__.get(_KEY, {})

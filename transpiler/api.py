@@ -1,0 +1,150 @@
+"""``@jit_ps``: transpile at definition time, compile per signature, run fast.
+
+    @jit_ps
+    def predict(params, inputs): ...
+
+    @jit_ps(static_argnames=("iters",))
+    def power(A, v, iters): ...
+
+The function's source is transpiled when the decorator runs (unsupported syntax fails
+there, at its line).  If an up-to-date module written by ``psc-transpile`` exists (the
+content hash in its header matches), its text is used instead of transpiling again.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import re
+import weakref
+
+from runtime import StagedFunction, set_transpile_hook
+from runtime.errors import PSCError
+from runtime.sourcemap import location_from_traceback
+
+from emit import emit_module
+
+from .analysis.activity import analyze_scopes, free_names
+from .loading import compile_generated, module_ast_of, namespace_for
+from .pipeline import runtime_resolver, transpile_function
+from .source import function_source
+
+GENERATED_DIR_ENV = "PSC_GENERATED_DIR"
+
+
+def generated_path(source_file: str, generated_dir: str | None = None) -> str:
+    """Where ``psc-transpile`` puts the module generated from ``source_file`` by default:
+    ``__psc__/<stem>_psc.py`` next to it (or under ``$PSC_GENERATED_DIR``)."""
+    directory = generated_dir or os.environ.get(GENERATED_DIR_ENV) or os.path.join(
+        os.path.dirname(source_file), "__psc__")
+    stem = os.path.splitext(os.path.basename(source_file))[0]
+    return os.path.join(directory, f"{stem}_psc.py")
+
+
+def _up_to_date_module(path: str, name: str, digest: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+    except OSError:
+        return None
+    pattern = rf"^# psc-function: {re.escape(name)} {re.escape(digest)}$"
+    return text if re.search(pattern, text, re.MULTILINE) else None
+
+
+class _Generated:
+    """A function's generated module: text, compiled code, and the names it needs."""
+
+    def __init__(self, fn, static_argnames=(), generated_dir=None):
+        self.fn = fn
+        self.source = function_source(fn)
+        self.name = fn.__name__
+        module_ast = module_ast_of(self.source.file)
+        on_disk = _up_to_date_module(generated_path(self.source.file, generated_dir),
+                                     self.name, self.source.digest)
+        if on_disk is not None:
+            self.text, self.from_disk = on_disk, True
+            function = self.source.parse()
+            analyze_scopes(function)
+            self.free_names = free_names(function)
+        else:
+            transpiled = transpile_function(
+                self.source, resolver=runtime_resolver(fn), module_ast=module_ast,
+                module_name=fn.__module__, static_argnames=static_argnames)
+            self.text = emit_module(os.path.basename(self.source.file), [transpiled],
+                                    module_ast)
+            self.free_names, self.from_disk = set(transpiled.free_names), False
+        label = f"{self.source.file}:{fn.__qualname__}"
+        self.code = compile_generated(self.text, self.source.file, label)
+
+    def build_function(self):
+        namespace = namespace_for(self.fn, self.free_names)
+        exec(self.code, namespace)
+        return namespace[f"build_{self.name}"]
+
+    def build(self, b, *args, **kwargs):
+        try:
+            return self.build_function()(b, *args, **kwargs)
+        except PSCError as err:
+            if err.location is None:
+                err.location = location_from_traceback(err.__traceback__)
+            raise
+
+
+class PSCFunction(StagedFunction):
+    """A transpiled function: call it like the original; it runs compiled."""
+
+    __psc_function__ = True
+
+    def __init__(self, fn, *, static_argnums=(), static_argnames=(), generated_dir=None):
+        names = set(static_argnames)
+        self._generated = _Generated(fn, tuple(_static_names(fn, static_argnums, names)),
+                                     generated_dir)
+        super().__init__(self._generated.build, interface=fn, name=fn.__name__,
+                         static_argnums=static_argnums, static_argnames=static_argnames)
+        self.__wrapped__ = fn
+        self.__name__, self.__qualname__ = fn.__name__, fn.__qualname__
+        self.__doc__, self.__module__ = fn.__doc__, fn.__module__
+        self.__psc_build__ = self._generated.build
+
+    @property
+    def generated_source(self) -> str:
+        """The generated module's text (like AutoGraph's ``to_code``)."""
+        return self._generated.text
+
+    def __repr__(self) -> str:
+        return f"<jit_ps function {self.__qualname__}>"
+
+
+def _static_names(fn, static_argnums, static_argnames):
+    from runtime.staged import static_parameters
+    return static_parameters(fn, static_argnums, static_argnames)[1]
+
+
+def jit_ps(fn=None, *, static_argnums=(), static_argnames=(), generated_dir=None):
+    """Compile a PSC function with XLA: ``@jit_ps``, ``@jit_ps(static_argnames=...)``,
+    or ``jit_ps(fn, static_argnames=...)``."""
+    if isinstance(static_argnums, int):
+        static_argnums = (static_argnums,)
+    if isinstance(static_argnames, str):
+        static_argnames = (static_argnames,)
+    options = dict(static_argnums=tuple(static_argnums),
+                   static_argnames=tuple(static_argnames), generated_dir=generated_dir)
+    if fn is None:
+        return functools.partial(jit_ps, **options)
+    return PSCFunction(fn, **options)
+
+
+jit_ps.__psc_primitive__ = True
+
+# Plain Python helpers called from PSC code are transpiled on first use, once per code
+# object; the namespace is rebuilt per build so each closure sees its own values.
+_helpers: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _helper_build(fn):
+    generated = _helpers.get(fn)
+    if generated is None:
+        generated = _helpers[fn] = _Generated(fn)
+    return generated.build
+
+
+set_transpile_hook(_helper_build)

@@ -1,0 +1,131 @@
+"""The PSC subset: constructs a PSC function may not use, reported where they occur.
+
+This is an analysis: it raises the first `PSCSyntaxError` it finds and rewrites nothing.
+Each message names the construct and each hint says what to write instead.
+"""
+from __future__ import annotations
+
+import gast
+
+from runtime.errors import PSCSyntaxError
+
+from .analysis.activity import scope_of
+from .analysis.resolve import Kind, resolution_of
+
+_UNSUPPORTED = {
+    gast.Yield: ("generators are not PSC functions", "return an array instead of yielding"),
+    gast.YieldFrom: ("generators are not PSC functions", "return an array instead"),
+    gast.Await: ("async code is not supported", None),
+    gast.AsyncFunctionDef: ("async functions are not supported", None),
+    gast.AsyncFor: ("async loops are not supported", None),
+    gast.AsyncWith: ("async with is not supported", None),
+    gast.Try: ("try/except is not supported in PSC functions",
+               "check conditions with if on static values; traced values cannot raise"),
+    gast.With: ("with statements are not supported in PSC functions",
+                "move the context manager outside the jit_ps function"),
+    gast.Global: ("global statements are not supported: PSC functions have no side effects",
+                  "return the new value instead"),
+    gast.Nonlocal: ("nonlocal statements are not supported: PSC functions have no side "
+                    "effects", "return the new value instead"),
+    gast.ClassDef: ("classes cannot be defined inside PSC functions",
+                    "define the class at module level"),
+    gast.Delete: ("del is not supported in PSC functions", "rebind the name instead"),
+    gast.Import: ("imports inside PSC functions are not supported",
+                  "import at module level"),
+    gast.ImportFrom: ("imports inside PSC functions are not supported",
+                      "import at module level"),
+}
+_SIDE_EFFECTS = {"builtins.print": "print has a side effect, which PSC functions cannot have",
+                 "builtins.input": "input() reads from the user at run time",
+                 "builtins.open": "open() does I/O",
+                 "builtins.exec": "exec() runs code the transpiler cannot see",
+                 "builtins.eval": "eval() runs code the transpiler cannot see",
+                 "builtins.breakpoint": "breakpoint() cannot stop a compiled program",
+                 "builtins.globals": "globals() exposes mutable module state",
+                 "builtins.setattr": "setattr() mutates an object",
+                 "builtins.delattr": "delattr() mutates an object"}
+
+
+class _SubsetChecker(gast.NodeVisitor):
+    def __init__(self, source, function: gast.FunctionDef):
+        self.source = source
+        self.function = function
+        self.parameters = set(scope_of(function).parameters)
+        self.assigned: set[str] = set()
+
+    def fail(self, node, message: str, hint: str | None = None):
+        raise PSCSyntaxError(message, self.source.location(node), hint)
+
+    def generic_visit(self, node):
+        found = _UNSUPPORTED.get(type(node))
+        if found is not None:
+            self.fail(node, *found)
+        super().generic_visit(node)
+
+    def visit_Call(self, node):
+        resolved = resolution_of(node.func)
+        if resolved is not None and resolved.qualname in _SIDE_EFFECTS:
+            self.fail(node, _SIDE_EFFECTS[resolved.qualname],
+                      "return the value from the jit_ps function and use it outside")
+        if resolved is not None and resolved.kind is Kind.PRIMITIVE and \
+                resolved.qualname.endswith(".jit_ps"):
+            self.fail(node, "jit_ps cannot be applied inside a PSC function",
+                      "decorate the helper at module level; calls to it are inlined")
+        self.generic_visit(node)
+
+    def visit_Assign(self, node):
+        self.visit(node.value)
+        for target in node.targets:
+            self._check_target(target)
+            self.visit(target)
+        self._note_assigned(node.targets)
+
+    def visit_AugAssign(self, node):
+        self.visit(node.value)
+        self._check_target(node.target)
+        self.visit(node.target)
+        self._note_assigned([node.target])
+
+    def visit_For(self, node):
+        self.visit(node.iter)
+        self._note_assigned([node.target])
+        for statement in node.body + node.orelse:
+            self.visit(statement)
+
+    def _note_assigned(self, targets):
+        for target in targets:
+            for name in gast.walk(target):
+                if isinstance(name, gast.Name) and isinstance(name.ctx, gast.Store):
+                    self.assigned.add(name.id)
+
+    def _check_target(self, target):
+        if isinstance(target, gast.Attribute):
+            self.fail(target, "assigning to an attribute mutates an object, which PSC "
+                              "functions cannot do", "build a new value instead")
+        if isinstance(target, gast.Subscript):
+            base = target.value
+            while isinstance(base, gast.Subscript):
+                base = base.value
+            if isinstance(base, gast.Name) and base.id in self.parameters and \
+                    base.id not in self.assigned:
+                self.fail(target, f"`{gast.unparse(target).strip()} = ...` would modify the "
+                                  f"argument {base.id!r} in place",
+                          f"copy it first (`{base.id} = {base.id}.copy()`) or build a new "
+                          "array")
+
+    def visit_FunctionDef(self, node):
+        if node is not self.function:
+            for decorator in node.decorator_list:
+                self.visit(decorator)
+            _SubsetChecker(self.source, node).visit_body(node)
+            return
+        self.visit_body(node)
+
+    def visit_body(self, node):
+        for statement in node.body:
+            self.visit(statement)
+
+
+def check_subset(source, function: gast.FunctionDef) -> None:
+    """Raise a `PSCSyntaxError` at the first construct outside the PSC subset."""
+    _SubsetChecker(source, function).visit(function)

@@ -1,0 +1,91 @@
+"""Turning generated module text into build functions: compile, register, namespace.
+
+The namespace a build function runs in holds exactly its free names, read from the user's
+globals and closure *when the computation is built* (so late-defined globals work), with
+NumPy objects replaced by their mirrors in `runtime.numpy_api`.
+"""
+from __future__ import annotations
+
+import builtins
+import functools
+import linecache
+import os
+import types
+
+import gast
+import numpy as np
+
+import runtime.numpy_api as numpy_mirror
+from emit.sourcemap import line_map
+from runtime import sourcemap
+from runtime.errors import SourceLocation
+
+from .analysis.resolve import Kind, classify_value
+
+
+def compile_generated(text: str, source_file: str, label: str):
+    """Compile generated ``text``; register it for tracebacks and for source locations."""
+    filename = f"<psc-generated {label}>"
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    mapping = {}
+    for generated_line, source_line in line_map(text).items():
+        line_text = linecache.getline(source_file, source_line)
+        col = len(line_text) - len(line_text.lstrip())
+        mapping[generated_line] = SourceLocation(source_file, source_line, col)
+    sourcemap.register(filename, mapping)
+    return compile(text, filename, "exec")
+
+
+def staged_view(value):
+    """What generated code should see for a global: NumPy objects become their mirrors."""
+    if isinstance(value, types.ModuleType):
+        if value is np:
+            return numpy_mirror
+        if value is np.linalg:
+            return numpy_mirror.linalg
+        return value
+    resolved = classify_value(value)
+    if resolved.kind is Kind.NUMPY and resolved.qualname:
+        mirror = numpy_mirror
+        try:
+            for part in resolved.qualname.split(".")[1:]:
+                mirror = getattr(mirror, part)
+        except AttributeError:
+            return value
+        return mirror
+    return value
+
+
+def closure_values(fn) -> dict:
+    values = {}
+    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+        try:
+            values[name] = cell.cell_contents
+        except ValueError:
+            pass
+    return values
+
+
+def namespace_for(fn, free_names) -> dict:
+    namespace = {"__builtins__": builtins, "__name__": f"psc_generated.{fn.__module__}"}
+    closure = closure_values(fn)
+    for name in free_names:
+        if name in closure:
+            namespace[name] = staged_view(closure[name])
+        elif name in fn.__globals__:
+            namespace[name] = staged_view(fn.__globals__[name])
+    return namespace
+
+
+@functools.lru_cache(maxsize=64)
+def _parse_file(path: str, mtime: float):
+    with open(path, encoding="utf-8") as handle:
+        return gast.parse(handle.read())
+
+
+def module_ast_of(path: str):
+    """The parsed module a function comes from (for its imports), or None."""
+    try:
+        return _parse_file(path, os.path.getmtime(path))
+    except (OSError, SyntaxError, ValueError):
+        return None

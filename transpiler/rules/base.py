@@ -1,0 +1,57 @@
+"""What every rewrite rule shares: its context, node helpers, and `demo` for doctests."""
+from __future__ import annotations
+
+import dataclasses
+import textwrap
+
+import gast
+
+from ..anno import Anno, getanno, setanno
+
+
+@dataclasses.dataclass
+class RuleContext:
+    source: object              # transpiler.source.FunctionSource
+    runtime_alias: str = "psc"  # how generated code names the runtime package
+    builder_name: str = "b"     # the build function's builder parameter
+
+
+class Rule(gast.NodeTransformer):
+    """A rewrite rule: a NodeTransformer that reads annotations and keeps origins."""
+
+    def __init__(self, context: RuleContext):
+        self.context = context
+
+    def runtime(self, attr: str) -> gast.Attribute:
+        """``psc.<attr>`` as a load expression."""
+        return gast.Attribute(gast.Name(self.context.runtime_alias, gast.Load(), None, None),
+                              attr, gast.Load())
+
+    @staticmethod
+    def keep_origin(new, old):
+        """Give ``new`` the position (and origin annotation) of the node it replaces."""
+        origin = getanno(old, Anno.ORIGIN)
+        for node in gast.walk(new):
+            gast.copy_location(node, old)
+            if origin is not None and isinstance(node, gast.stmt):
+                setanno(node, Anno.ORIGIN, origin)
+        return new
+
+
+def demo(rule_class, code: str, static_argnames=()) -> str:
+    """Run one rule on ``code`` (after ``import numpy as np``) and print the result.
+
+    For the doctests in each rule's docstring: the analyses run as in the pipeline, then
+    only ``rule_class`` rewrites.
+    """
+    from ..pipeline import analyze
+    from ..source import FunctionSource
+    header = "import numpy as np\n"
+    text = textwrap.dedent(code).strip() + "\n"
+    source = FunctionSource("demo.py", 1, text, 0)
+    module = gast.parse(header + text)
+    function = module.body[-1]
+    analyze(source, function, module_ast=module, module_name="demo",
+            static_argnames=static_argnames)
+    rule_class(RuleContext(source)).visit(function)
+    return gast.unparse(gast.fix_missing_locations(function)).strip()

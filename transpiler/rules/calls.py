@@ -1,0 +1,68 @@
+"""Calls to user functions go through `runtime.transpiled`, which inlines their build code.
+
+Calling a plain Python helper with traced arrays would run its *source* semantics on builder
+values, where its loops and branches cannot work; ``psc.transpiled(helper)`` transpiles it
+on first use and builds its body into the caller's computation.  Calls that already mean
+the right thing stay as written: NumPy (generated code binds ``np`` to the NumPy mirror),
+builtins, other modules (``math``, static arguments only), the explicit primitives,
+methods, and functions defined inside the PSC function itself (their bodies are part of
+the code being transpiled).
+
+>>> print(demo(TranspiledCalls, '''
+... def loss(params, x, objective):
+...     def square(v):
+...         return v * v
+...     y = helper(np.tanh(x)) + square(x)
+...     return objective(y).sum() + len(params)
+... ''', static_argnames=("objective",)))
+def loss(params, x, objective):
+<BLANKLINE>
+    def square(v):
+        return v * v
+    y = psc.transpiled(helper)(np.tanh(x)) + square(x)
+    return psc.transpiled(objective)(y).sum() + len(params)
+"""
+from __future__ import annotations
+
+import gast
+
+from runtime import lookup_rule
+
+from ..analysis.activity import scope_of
+from ..analysis.resolve import Kind, resolution_of
+from .base import Rule, demo  # noqa: F401  (demo: used by the doctest)
+
+_CALL_THROUGH = {Kind.USER_FUNCTION, Kind.UNKNOWN, Kind.RULE}
+
+
+class TranspiledCalls(Rule):
+    """``helper(x)`` -> ``psc.transpiled(helper)(x)`` for user and unknown callables."""
+
+    def __init__(self, context):
+        super().__init__(context)
+        self.scopes = []
+
+    def visit_FunctionDef(self, node):
+        self.scopes.append(scope_of(node))
+        self.generic_visit(node)
+        self.scopes.pop()
+        return node
+
+    visit_Lambda = visit_FunctionDef
+
+    def _needs_transpiling(self, func) -> bool:
+        resolved = resolution_of(func)
+        if resolved is not None:
+            if resolved.kind is Kind.MODULE:
+                return lookup_rule(resolved.qualname) is not None
+            return resolved.kind in _CALL_THROUGH
+        if isinstance(func, gast.Name) and self.scopes[-1].is_local(func.id):
+            # a local holding a function (a static argument): unless defined right here
+            return not self.scopes[-1].is_local_function(func.id)
+        return False   # a method, a call's result, or a name a rule wrote (slice, psc...)
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        if self._needs_transpiling(node.func):
+            node.func = gast.Call(self.runtime("transpiled"), [node.func], [])
+        return node

@@ -1,0 +1,89 @@
+"""Subscript assignment becomes a functional update of the variable.
+
+NumPy writes into the array; a PSC function cannot mutate, so the variable is rebound to a
+new array with the element replaced (augmented forms combine as NumPy's ``x[i] op= v``).
+`runtime.setitem` is NumPy's assignment for static arrays and lists, and the indexing rule
+for traced ones.
+
+>>> print(demo(SubscriptAssignment, '''
+... def f(x, v):
+...     y = np.zeros(3)
+...     y[0] = v
+...     y[1:] += 2 * v
+...     m = np.eye(3)
+...     m[0][1] = v
+...     return y, m
+... '''))
+def f(x, v):
+    y = np.zeros(3)
+    y = psc.setitem(y, 0, v)
+    y = psc.setitem(y, slice(1, None, None), 2 * v, 'add')
+    m = np.eye(3)
+    m = psc.setitem(m, 0, psc.setitem(m[0], 1, v))
+    return (y, m)
+"""
+from __future__ import annotations
+
+import gast
+
+from runtime.errors import PSCSyntaxError
+
+from .base import Rule, demo  # noqa: F401  (demo: used by the doctest)
+
+_MODES = {gast.Add: "add", gast.Sub: "sub", gast.Mult: "mul", gast.Div: "truediv",
+          gast.FloorDiv: "floordiv", gast.Mod: "mod", gast.Pow: "pow", gast.BitAnd: "and",
+          gast.BitOr: "or", gast.BitXor: "xor", gast.LShift: "lshift",
+          gast.RShift: "rshift"}
+
+
+def _index_expression(node):
+    """A subscript's index as an expression (``1:`` becomes ``slice(1, None, None)``)."""
+    if isinstance(node, gast.Slice):
+        parts = [p if p is not None else gast.Constant(None, None)
+                 for p in (node.lower, node.upper, node.step)]
+        return gast.Call(gast.Name("slice", gast.Load(), None, None), parts, [])
+    if isinstance(node, gast.Tuple):
+        return gast.Tuple([_index_expression(e) for e in node.elts], gast.Load())
+    return node
+
+
+def _load(node):
+    """A copy of a store target usable as an expression."""
+    if isinstance(node, gast.Name):
+        return gast.Name(node.id, gast.Load(), None, None)
+    if isinstance(node, gast.Subscript):
+        return gast.Subscript(_load(node.value), node.slice, gast.Load())
+    return node
+
+
+class SubscriptAssignment(Rule):
+    """``x[i] = v`` -> ``x = psc.setitem(x, i, v)``; ``x[i] += v`` adds a mode."""
+
+    def _update(self, target: gast.Subscript, value, mode: str | None):
+        args = [_load(target.value), _index_expression(target.slice), value]
+        if mode is not None:
+            args.append(gast.Constant(mode, None))
+        updated = gast.Call(self.runtime("setitem"), args, [])
+        if isinstance(target.value, gast.Subscript):      # x[i][j] = v: update x[i] first
+            return self._update(target.value, updated, None)
+        if not isinstance(target.value, gast.Name):
+            raise PSCSyntaxError("only variables (and their elements) can be assigned to",
+                                 self.context.source.location(target),
+                                 "assign the expression to a variable first")
+        return gast.Name(target.value.id, gast.Store(), None, None), updated
+
+    def visit_Assign(self, node):
+        if not any(isinstance(t, gast.Subscript) for t in node.targets):
+            return node
+        if len(node.targets) != 1:
+            raise PSCSyntaxError("chained assignment to an element is not supported",
+                                 self.context.source.location(node),
+                                 "write one assignment per target")
+        target, value = self._update(node.targets[0], node.value, None)
+        return self.keep_origin(gast.Assign([target], value, None), node)
+
+    def visit_AugAssign(self, node):
+        if not isinstance(node.target, gast.Subscript):
+            return node
+        target, value = self._update(node.target, node.value, _MODES[type(node.op)])
+        return self.keep_origin(gast.Assign([target], value, None), node)
