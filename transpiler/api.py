@@ -56,7 +56,7 @@ class _Generated:
     def __init__(self, fn, static_argnames=(), generated_dir=None):
         self.fn = fn
         self.source = function_source(fn)
-        self.name = fn.__name__
+        self.name = self.source.parse().name
         module_ast = module_ast_of(self.source.file)
         on_disk = _up_to_date_module(generated_path(self.source.file, generated_dir),
                                      self.name, self.source.digest)

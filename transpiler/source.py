@@ -21,6 +21,7 @@ class FunctionSource:
     first_line: int          # 1-based line of ``def`` (or of its first decorator) in `file`
     text: str                # dedented source of the function, decorators included
     indent: int              # columns removed by dedenting
+    lambda_at: tuple | None = None   # (line, col) of a lambda in `text` (the whole file)
 
     @property
     def digest(self) -> str:
@@ -36,6 +37,8 @@ class FunctionSource:
 
     def parse(self) -> gast.FunctionDef:
         module = gast.parse(self.text)
+        if self.lambda_at is not None:
+            return _lambda_as_function(module, self.lambda_at)
         node = module.body[0]
         if not isinstance(node, gast.FunctionDef):
             raise PSCSyntaxError("jit_ps applies to functions defined with `def`",
@@ -43,8 +46,52 @@ class FunctionSource:
         return node
 
 
+def _lambda_as_function(module, position) -> gast.FunctionDef:
+    """The lambda at ``position`` as ``def lambda_L<line>(...): return <body>``."""
+    for node in gast.walk(module):
+        if isinstance(node, gast.Lambda) and (node.lineno, node.col_offset) == position:
+            function = gast.FunctionDef(f"lambda_L{node.lineno}", node.args,
+                                        [gast.Return(node.body)], [], None, None)
+            for new in (function, function.body[0]):
+                gast.copy_location(new, node)
+                new.end_lineno, new.end_col_offset = node.end_lineno, node.end_col_offset
+            return function
+    raise PSCSyntaxError("cannot find the lambda's source")
+
+
+def _lambda_source(fn) -> FunctionSource:
+    """A lambda's source: its whole file, and where in it the lambda is.  Several lambdas
+    can share a line; the columns its bytecode comes from tell which one it is."""
+    file = inspect.getsourcefile(fn)
+    if file is None:
+        raise OSError
+    import linecache
+    text = "".join(linecache.getlines(file))
+    if not text:
+        raise OSError
+    positions = [(line, col) for line, _, col, _ in fn.__code__.co_positions()
+                 if line is not None and col is not None]
+    best, best_count = None, 0
+    for node in gast.walk(gast.parse(text)):
+        if isinstance(node, gast.Lambda):
+            begin = (node.body.lineno, node.body.col_offset)
+            end = (node.body.end_lineno, node.body.end_col_offset)
+            count = sum(begin <= p <= end for p in positions)
+            if count > best_count:
+                best, best_count = (node.lineno, node.col_offset), count
+    if best is None:
+        raise OSError
+    return FunctionSource(file, 1, text, 0, lambda_at=best)
+
+
 def function_source(fn) -> FunctionSource:
     """The source of a live function object (the decorator's path)."""
+    if fn.__name__ == "<lambda>":
+        try:
+            return _lambda_source(fn)
+        except (OSError, TypeError, SyntaxError):
+            raise PSCSyntaxError("the source of this lambda is not available",
+                                 hint="define it in a .py file") from None
     try:
         file = inspect.getsourcefile(fn) or inspect.getfile(fn)
         lines, first_line = inspect.getsourcelines(fn)

@@ -63,6 +63,15 @@ class _ScopeBuilder(gast.NodeVisitor):
         else:
             self.scope.read.add(node.id)
 
+    def visit_Assign(self, node):
+        if isinstance(node.value, gast.Lambda) and len(node.targets) == 1 and \
+                isinstance(node.targets[0], gast.Name):   # `g = lambda ...` defines g
+            self.scope.bound.add(node.targets[0].id)
+            self.scope.functions.add(node.targets[0].id)
+            self.visit(node.value)
+            return
+        self.generic_visit(node)
+
     def visit_FunctionDef(self, node):
         for default in node.args.defaults + node.args.kw_defaults:
             if default is not None:
