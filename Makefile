@@ -15,6 +15,7 @@ $(VENV)/.installed: setup.cfg pyproject.toml
 venv: $(VENV)/.installed
 
 run: venv
+	$(VENV)/bin/psc-transpile examples -o examples/__psc__
 	$(PY) examples/run_all.py
 
 test: venv
