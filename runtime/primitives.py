@@ -7,6 +7,7 @@ primitive has its reference meaning (`runtime.reference`); inside a build it sta
 from __future__ import annotations
 
 import copy
+import functools
 import operator
 import threading
 import types
@@ -16,7 +17,7 @@ from jax import tree_util
 
 from . import reference
 from .context import current_builder, has_builder
-from .errors import PSCSyntaxError, PSCTypeError
+from .errors import PSCSyntaxError, PSCTypeError, PSCUnsupportedCallError
 from .ir import Value
 from .translation import has_traced, lookup_rule, translate
 
@@ -38,25 +39,44 @@ def _primitive(fn):
 def transpiled(fn):
     """``fn`` as PSC code calls it: inlined into the computation being built.
 
-    A registered rule applies the rule; a jit_ps function or a plain Python function is
-    built in place (transpiled on first use); anything else (a builtin, a class) is
-    called as it is.  A plain function called with only static arguments just runs.
+    A registered rule applies the rule; a jit_ps function or a plain Python function (or
+    method, or ``functools.partial`` of one) is built in place, transpiled on first use;
+    a class is called as it is (it builds containers).  A plain function called with only
+    static arguments just runs.  Anything else given a traced argument is an error: it is
+    neither a primitive nor source the transpiler can read.
     """
     if lookup_rule(fn) is not None:
         return lambda *args, **kwargs: translate(current_builder(), fn, *args, **kwargs)
+    if isinstance(fn, functools.partial):
+        inner = transpiled(fn.func)
+        return lambda *args, **kwargs: inner(*fn.args, *args, **{**fn.keywords, **kwargs})
+    if isinstance(fn, types.MethodType):
+        inner = transpiled(fn.__func__)
+        return lambda *args, **kwargs: inner(fn.__self__, *args, **kwargs)
+    if isinstance(fn, type):
+        return fn
     build = getattr(fn, "__psc_build__", None)
-    if build is None:
-        if not isinstance(fn, types.FunctionType) or _transpile_hook is None:
-            return fn
-        if not has_builder():
-            return fn
+    if build is not None:
+        return _inlined(fn, build, plain=None)
+    if isinstance(fn, types.FunctionType) and _transpile_hook is not None:
+        return _inlined(fn, lambda b, *a, **k: _transpile_hook(fn)(b, *a, **k), plain=fn)
+    return _opaque(fn)
 
-        def build(b, *args, **kwargs):
-            return _transpile_hook(fn)(b, *args, **kwargs)
-        plain = fn
-    else:
-        plain = None
 
+def _opaque(fn):
+    def call(*args, **kwargs):
+        if has_traced((args, kwargs)):
+            name = getattr(fn, "__qualname__", None) or repr(fn)
+            raise current_builder().error(
+                PSCUnsupportedCallError, f"{name} is neither Python source the transpiler "
+                "can read nor a function with a translation rule, so it cannot take "
+                "traced arrays", "register a rule with register_translation_rule, or "
+                "write it with NumPy")
+        return fn(*args, **kwargs)
+    return call
+
+
+def _inlined(fn, build, plain):
     def call(*args, **kwargs):
         if plain is not None and not has_traced((args, kwargs)):
             return plain(*args, **kwargs)

@@ -6,7 +6,9 @@ on first use and builds its body into the caller's computation.  Calls that alre
 the right thing stay as written: NumPy (generated code binds ``np`` to the NumPy mirror),
 builtins, other modules (``math``, static arguments only), the explicit primitives,
 methods, and functions defined inside the PSC function itself (their bodies are part of
-the code being transpiled).
+the code being transpiled).  A call into another module (``math.sqrt(n)``) stays as written
+when binding-time analysis finds its arguments static, and goes through
+``psc.transpiled`` (which rejects it clearly if it cannot be staged) when one is traced.
 
 >>> print(demo(TranspiledCalls, '''
 ... def loss(params, x, objective):
@@ -29,6 +31,7 @@ import gast
 from runtime import lookup_rule
 
 from ..analysis.activity import scope_of
+from ..anno import Anno, BindingTime, getanno
 from ..analysis.resolve import Kind, resolution_of
 from .base import Rule, demo  # noqa: F401  (demo: used by the doctest)
 
@@ -53,8 +56,8 @@ class TranspiledCalls(Rule):
     def _needs_transpiling(self, func) -> bool:
         resolved = resolution_of(func)
         if resolved is not None:
-            if resolved.kind is Kind.MODULE:
-                return lookup_rule(resolved.qualname) is not None
+            if resolved.kind is Kind.MODULE:   # math.sqrt(n): fine on static arguments
+                return lookup_rule(resolved.qualname) is not None or self._traced_args
             return resolved.kind in _CALL_THROUGH
         if isinstance(func, gast.Name) and self.scopes[-1].is_local(func.id):
             # a local holding a function (a static argument): unless defined right here
@@ -63,6 +66,9 @@ class TranspiledCalls(Rule):
 
     def visit_Call(self, node):
         self.generic_visit(node)
+        self._traced_args = any(
+            getanno(arg, Anno.BINDING_TIME) is BindingTime.TRACED
+            for arg in [*node.args, *(k.value for k in node.keywords)])
         if self._needs_transpiling(node.func):
             node.func = gast.Call(self.runtime("transpiled"), [node.func], [])
         return node
