@@ -7,6 +7,8 @@ from . import reference
 from .builder import Builder
 from .cache import CacheInfo, LRUCache
 from .client import Executable, XLACompileError, compile, get_client
+from .control_flow import (UNDEFINED, and_, for_stmt, if_stmt, ifexp, not_, or_, range_,
+                           while_stmt)
 from .errors import (PSCError, PSCNameError, PSCShapeError, PSCSyntaxError,
                      PSCTracedValueError, PSCTypeError, PSCUnsupportedCallError,
                      PSCValueError, SourceLocation)
@@ -25,5 +27,6 @@ __all__ = [
     "SourceLocation", "StagedFunction", "Value", "XLACompileError", "compile", "get_client",
     "lookup_rule", "qualified_name", "reference", "register_translation_rule", "registered_names",
     "signature_of", "staged", "translate", "cond", "fori_loop", "set_transpile_hook",
-    "setitem", "static_range", "switch", "transpiled", "while_loop",
+    "setitem", "static_range", "switch", "transpiled", "while_loop", "UNDEFINED", "and_",
+    "for_stmt", "if_stmt", "ifexp", "not_", "or_", "range_", "while_stmt",
 ]

@@ -41,3 +41,11 @@ def location_from_traceback(tb) -> SourceLocation | None:
             found = mapping[tb.tb_lineno]
         tb = tb.tb_next
     return found
+
+
+def location_of_code(code) -> SourceLocation | None:
+    """The source location of a generated function's first line (its ``def``)."""
+    if code is None:
+        return None
+    mapping = _MAPS.get(code.co_filename)
+    return mapping.get(code.co_firstlineno) if mapping else None

@@ -10,6 +10,13 @@ node (``copy.copy``) keeps them and unparsing ignores them.
 * `Anno.BINDING_TIME` (on expressions): `BindingTime.STATIC` or `BindingTime.TRACED`.
 * `Anno.ORIGIN` (on statements): the `SourceLocation` of the source statement a generated
   statement comes from; the emitter prints it as the ``# file.py:LINE`` comment.
+* `Anno.LIVE_IN`, `Anno.LIVE_OUT` (on statements): variables read later before being
+  reassigned, at the statement's entry and exit (`transpiler.analysis.liveness`).
+* `Anno.DEFINED_IN` (on statements): variables that may have a value at the statement's
+  entry (parameters and names assigned on some path before it).
+* `Anno.VARIABLE_TIMES` (on the FunctionDef): variable name -> `BindingTime`, from the
+  binding-time analysis.
+* `Anno.STOP_FLAG` (on loops whose ``break`` was lowered): the flag variable's name.
 """
 from __future__ import annotations
 
@@ -21,6 +28,11 @@ class Anno(enum.Enum):
     RESOLVED = "resolved"
     BINDING_TIME = "binding_time"
     ORIGIN = "origin"
+    LIVE_IN = "live_in"
+    LIVE_OUT = "live_out"
+    DEFINED_IN = "defined_in"
+    VARIABLE_TIMES = "variable_times"
+    STOP_FLAG = "stop_flag"
 
 
 class BindingTime(enum.Enum):

@@ -10,10 +10,11 @@ import gast
 
 from .analysis.activity import analyze_scopes, free_names
 from .analysis.binding_time import analyze_binding_times
+from .analysis.liveness import analyze_liveness
 from .analysis.resolve import RuntimeResolver, StaticResolver, annotate_names
 from .anno import Anno, setanno
 from .checks import check_subset
-from .rules import PIPELINE
+from .rules import PIPELINE, REANALYZE
 from .rules.base import RuleContext
 from .source import FunctionSource
 
@@ -35,10 +36,19 @@ def analyze(source: FunctionSource, function: gast.FunctionDef, *, resolver=None
     scope = analyze_scopes(function)
     annotate_names(function, resolver)
     analyze_binding_times(function, set(static_argnames))
+    analyze_liveness(function)
     for node in gast.walk(function):
         if isinstance(node, gast.stmt):
             setanno(node, Anno.ORIGIN, source.location(node))
     return scope
+
+
+def reanalyze(function: gast.FunctionDef) -> None:
+    """Scopes, liveness and definedness again, after rules added statements.  Name
+    resolution and binding times are not recomputed: nodes rules wrote have none, which
+    the conversion rules read as "decide at build time"."""
+    analyze_scopes(function)
+    analyze_liveness(function)
 
 
 def transpile_function(source: FunctionSource, *, resolver=None, module_ast=None,
@@ -50,7 +60,10 @@ def transpile_function(source: FunctionSource, *, resolver=None, module_ast=None
     check_subset(source, function)
     context = RuleContext(source, runtime_alias)
     for rule in PIPELINE:
-        function = rule(context).visit(function)
+        if rule == REANALYZE:
+            reanalyze(function)
+        else:
+            function = rule(context).visit(function)
     gast.fix_missing_locations(function)
     free = frozenset(free_names(function))
     name = source.parse().name

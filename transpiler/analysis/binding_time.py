@@ -162,4 +162,5 @@ def analyze_binding_times(function: gast.FunctionDef, static_names) -> dict[str,
     annotator = _Annotator(env)
     for statement in function.body:
         annotator.visit(statement)
+    setanno(function, Anno.VARIABLE_TIMES, dict(env))
     return env

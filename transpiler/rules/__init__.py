@@ -1,21 +1,44 @@
 """Rewrite rules, one concern per module, each a ``gast.NodeTransformer``.
 
-`PIPELINE` is the one ordered list the front end runs on every PSC function.
+`PIPELINE` is the one ordered list the front end runs on every PSC function; `REANALYZE`
+marks where the analyses run again because the rules before it added statements whose
+liveness the rules after it need.
 """
+from .break_continue import BreakContinue
 from .build_function import BuildFunction
 from .calls import TranspiledCalls
+from .conditionals import Conditionals
+from .logical_expressions import LogicalExpressions
+from .loops import Loops
+from .return_statements import ReturnStatements
 from .subscript_assignment import SubscriptAssignment
+
+REANALYZE = "reanalyze"
 
 PIPELINE = [
     # Element updates first: the calls they write (`psc.setitem`, `slice`) carry no
     # resolution, which TranspiledCalls takes as "written by a rule" and leaves alone.
     SubscriptAssignment,
-    # Calls before renaming the function: a recursive call must still see the user's
-    # name (runtime.transpiled reports recursion with it).
+    # Calls before any rule adds nested functions (TranspiledCalls needs every function's
+    # scope annotation, which generated body functions do not have).
     TranspiledCalls,
-    # Last: renames the function and adds the builder parameter, so the rules above see
+    # Returns before break/continue: a return inside a loop is lowered into a `break`,
+    # which BreakContinue then lowers with the loop's other exits.
+    ReturnStatements,
+    BreakContinue,
+    # The lowerings added flag variables and guards: recompute scopes, liveness and
+    # definedness so that the conversions below carry the flags.
+    REANALYZE,
+    # Before the conversions: a test like `a and b` becomes one call, so a converted
+    # `while`'s test function returns a single expression.
+    LogicalExpressions,
+    Loops,
+    Conditionals,
+    # Last: renames the function and adds the builder parameter, so every rule above sees
     # the signature exactly as the user wrote it.
     BuildFunction,
 ]
 
-__all__ = ["PIPELINE", "BuildFunction", "SubscriptAssignment", "TranspiledCalls"]
+__all__ = ["PIPELINE", "REANALYZE", "BreakContinue", "BuildFunction", "Conditionals",
+           "LogicalExpressions", "Loops", "ReturnStatements", "SubscriptAssignment",
+           "TranspiledCalls"]

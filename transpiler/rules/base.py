@@ -50,7 +50,7 @@ def demo(rule_class, code: str, static_argnames=()) -> str:
     text = textwrap.dedent(code).strip() + "\n"
     source = FunctionSource("demo.py", 1, text, 0)
     module = gast.parse(header + text)
-    function = module.body[-1]
+    function = source.parse()
     analyze(source, function, module_ast=module, module_name="demo",
             static_argnames=static_argnames)
     rule_class(RuleContext(source)).visit(function)

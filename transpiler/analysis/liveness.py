@@ -1,0 +1,140 @@
+"""Liveness and definedness of variables, per statement, on the structured AST.
+
+Both are classic dataflow problems solved on the tree (no control-flow graph): liveness
+backwards (a loop iterates to a fixpoint), definedness forwards with *may* semantics (a
+name assigned on some path before a statement may be defined there).  Loops and branches
+use them to choose what they carry: a variable is carried by a converted loop when the body
+assigns it and it is live at the loop head or after the loop.
+
+Annotates statements with `Anno.LIVE_IN`, `Anno.LIVE_OUT` and `Anno.DEFINED_IN`.
+Positions play no part, so the analyses can run again on rewritten code.
+"""
+from __future__ import annotations
+
+import gast
+
+from ..anno import Anno, getanno, setanno
+
+
+def reads(node) -> set[str]:
+    """Names ``node`` reads, including free names of lambdas/comprehensions inside it."""
+    found = set()
+    for sub in gast.walk(node):
+        if isinstance(sub, gast.Name) and isinstance(sub.ctx, gast.Load):
+            found.add(sub.id)
+    return found
+
+
+def writes(target) -> set[str]:
+    """Names bound by an assignment target (``x``, ``x, (y, z)``; not ``x[i]``)."""
+    if isinstance(target, gast.Name):
+        return {target.id}
+    if isinstance(target, (gast.Tuple, gast.List)):
+        return set().union(*(writes(e) for e in target.elts)) if target.elts else set()
+    if isinstance(target, gast.Starred):
+        return writes(target.value)
+    return set()
+
+
+def assigned_in(statements) -> set[str]:
+    """Names any statement in ``statements`` (nested blocks too) may bind."""
+    found = set()
+    for statement in statements:
+        for node in gast.walk(statement):
+            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+                found.add(node.id)
+            elif isinstance(node, gast.FunctionDef):
+                found.add(node.name)
+    return found
+
+
+class _Liveness:
+    def __init__(self):
+        self.loops: list[tuple[set, set]] = []   # (live after loop, live at loop head)
+
+    def block(self, statements, live_out: set) -> set:
+        live = set(live_out)
+        for statement in reversed(statements):
+            live = self.statement(statement, live)
+        return live
+
+    def statement(self, node, live_out: set) -> set:
+        live_in = self._transfer(node, set(live_out))
+        setanno(node, Anno.LIVE_OUT, frozenset(live_out))
+        setanno(node, Anno.LIVE_IN, frozenset(live_in))
+        return live_in
+
+    def _transfer(self, node, live_out: set) -> set:
+        if isinstance(node, gast.Assign):
+            targets = set().union(*(writes(t) for t in node.targets))
+            used = reads(node.value) | set().union(*(reads(t) for t in node.targets))
+            return used | (live_out - targets)
+        if isinstance(node, (gast.AugAssign, gast.AnnAssign)):
+            used = reads(node.target) | (reads(node.value) if node.value else set())
+            if isinstance(node.target, gast.Name):
+                used.add(node.target.id)
+                if isinstance(node, gast.AnnAssign):
+                    used.discard(node.target.id)
+                    return used | (live_out - {node.target.id})
+            return used | live_out
+        if isinstance(node, gast.Return):
+            return reads(node.value) if node.value is not None else set()
+        if isinstance(node, gast.If):
+            return reads(node.test) | self.block(node.body, live_out) | \
+                self.block(node.orelse, live_out)
+        if isinstance(node, gast.While):
+            return self._loop(node, live_out, reads(node.test), set(), set())
+        if isinstance(node, gast.For):
+            # A lowered `break` leaves a flag the loop reads at its head (`for_stmt` stop).
+            flag = getanno(node, Anno.STOP_FLAG)
+            return self._loop(node, live_out, {flag} if flag else set(),
+                              writes(node.target), reads(node.iter))
+        if isinstance(node, gast.Break):
+            return set(self.loops[-1][0]) if self.loops else live_out
+        if isinstance(node, gast.Continue):
+            return set(self.loops[-1][1]) if self.loops else live_out
+        if isinstance(node, gast.FunctionDef):
+            return (reads(node) - {node.name}) | (live_out - {node.name})
+        return reads(node) | live_out
+
+    def _loop(self, node, live_out, test_reads, targets, once_reads) -> set:
+        after = live_out | self.block(node.orelse, live_out)
+        head = set(after) | test_reads
+        while True:
+            self.loops.append((after, head))
+            body_in = self.block(node.body, head)
+            self.loops.pop()
+            new_head = after | test_reads | (body_in - targets)
+            if new_head == head:
+                return head | once_reads
+            head = new_head
+
+
+class _Definedness:
+    def block(self, statements, defined: set) -> set:
+        for statement in statements:
+            defined = self.statement(statement, defined)
+        return defined
+
+    def statement(self, node, defined: set) -> set:
+        setanno(node, Anno.DEFINED_IN, frozenset(defined))
+        if isinstance(node, gast.If):
+            return self.block(node.body, defined) | self.block(node.orelse, defined)
+        if isinstance(node, (gast.While, gast.For)):
+            maybe = set(defined) | assigned_in(node.body)
+            if isinstance(node, gast.For):
+                maybe |= writes(node.target)
+            self.block(node.body, maybe)
+            return self.block(node.orelse, maybe)
+        if isinstance(node, gast.FunctionDef):
+            return defined | {node.name}
+        return defined | assigned_in([node])
+
+
+def analyze_liveness(function: gast.FunctionDef) -> None:
+    """Annotate every statement of ``function`` (not of nested functions)."""
+    _Liveness().block(function.body, set())
+    args = function.args
+    params = {a.id for a in args.posonlyargs + args.args + args.kwonlyargs}
+    params |= {a.id for a in (args.vararg, args.kwarg) if a is not None}
+    _Definedness().block(function.body, params)

@@ -1,0 +1,88 @@
+"""What the loop and conditional rules share: body functions over carried variables."""
+from __future__ import annotations
+
+import gast
+
+from runtime.errors import PSCNameError
+
+from ..anno import Anno, getanno
+from .flags import load, runtime_call, with_origin
+
+
+def parameters(names) -> gast.arguments:
+    return gast.arguments([gast.Name(n, gast.Param(), None, None) for n in names], [], None,
+                          [], [], None, [])
+
+
+def tuple_of(names, ctx) -> gast.Tuple:
+    return gast.Tuple([gast.Name(n, ctx(), None, None) for n in names], ctx())
+
+
+def names_constant(names) -> gast.Tuple:
+    return gast.Tuple([gast.Constant(n, None) for n in names], gast.Load())
+
+
+def body_function(name: str, params, body, returns, origin_from) -> gast.FunctionDef:
+    """``def name(params): <body>; return (returns,)``."""
+    statements = list(body) or [gast.Pass()]
+    if returns is not None:
+        statements.append(gast.Return(tuple_of(returns, gast.Load)))
+    function = gast.FunctionDef(name, parameters(params), statements, [], None, None)
+    gast.copy_location(function, origin_from)
+    with_origin(function.args, origin_from)
+    for statement in statements:
+        if getanno(statement, Anno.ORIGIN) is None:   # the added `return (...)`
+            with_origin(statement, statements[0] if statement is not statements[0]
+                        else origin_from)
+    from ..anno import setanno
+    setanno(function, Anno.ORIGIN, getanno(origin_from, Anno.ORIGIN))
+    return function
+
+
+def initial_values(names, defined, alias) -> gast.Tuple:
+    """The carried variables' values before the construct (UNDEFINED where none yet)."""
+    elements = [load(n) if n in defined else
+                gast.Attribute(load(alias), "UNDEFINED", gast.Load()) for n in names]
+    return gast.Tuple(elements, gast.Load())
+
+
+def result_assignment(names, call, origin_from):
+    """``(a, b) = call`` (or just ``call`` when nothing is carried)."""
+    if not names:
+        return with_origin(gast.Expr(call), origin_from)
+    return with_origin(gast.Assign([tuple_of(names, gast.Store)], call, None), origin_from)
+
+
+class FunctionNames:
+    """Unique, readable names for generated body functions: ``while_body_L12``."""
+
+    def __init__(self):
+        self.used: set[str] = set()
+
+    def __call__(self, kind: str, node) -> str:
+        line = getattr(getanno(node, Anno.ORIGIN), "line", getattr(node, "lineno", 0))
+        name, k = f"{kind}_L{line}", 1
+        while name in self.used:
+            k += 1
+            name = f"{kind}_L{line}_{k}"
+        self.used.add(name)
+        return name
+
+
+def undefined_in_one_branch(node, name, source):
+    """The error for a variable assigned in one branch only and used after the ``if``."""
+    def first_assignment(statements):
+        for statement in statements:
+            for sub in gast.walk(statement):
+                if isinstance(sub, gast.Name) and sub.id == name and \
+                        isinstance(sub.ctx, gast.Store):
+                    return sub
+        return None
+    in_body = first_assignment(node.body)
+    assigned_at = source.location(in_body or first_assignment(node.orelse))
+    other = "else" if in_body is not None else "if"
+    raise PSCNameError(
+        f"{name!r} is assigned in one branch of a traced if (line {assigned_at.line}) but "
+        f"not in the {other} branch, and used after the if (line "
+        f"{source.location(node).line})", assigned_at,
+        f"assign {name} before the if, or in both branches")

@@ -1,0 +1,69 @@
+"""Which statements become staged control flow, and what they carry.
+
+Shared by the lowering rules (which only lower ``break``/``continue``/``return`` where the
+construct around them will be staged) and the conversion rules.  A statement is *staged*
+unless the annotations prove it static; nodes written by earlier rules carry no
+annotation, so they stage, and the runtime then decides from the actual values (see
+`runtime.control_flow`): staging is always correct, keeping Python is only more readable.
+"""
+from __future__ import annotations
+
+import gast
+
+from ..analysis.liveness import assigned_in, writes
+from ..analysis.resolve import resolution_of
+from ..anno import Anno, BindingTime, getanno
+
+
+def _traced(node) -> bool:
+    return getanno(node, Anno.BINDING_TIME, BindingTime.TRACED) is BindingTime.TRACED
+
+
+def is_staged_if(node: gast.If) -> bool:
+    return _traced(node.test)
+
+
+def is_staged_while(node: gast.While) -> bool:
+    return _traced(node.test)
+
+
+def range_call(node) -> str | None:
+    """"range" or "static_range" when ``node`` calls one of them."""
+    if isinstance(node, gast.Call):
+        resolved = resolution_of(node.func)
+        if resolved is not None and resolved.qualname == "builtins.range":
+            return "range"
+        if resolved is not None and (resolved.qualname or "").endswith(".static_range"):
+            return "static_range"
+    return None
+
+
+def carried(node) -> list[str]:
+    """Variables a loop or branch must pass on: assigned inside and live at its entry or
+    after it (sorted, so generated code is deterministic)."""
+    live = set(getanno(node, Anno.LIVE_IN, frozenset())) | set(
+        getanno(node, Anno.LIVE_OUT, frozenset()))
+    assigned = assigned_in(node.body + getattr(node, "orelse", []))
+    functions = {n.name for s in node.body + getattr(node, "orelse", [])
+                 for n in gast.walk(s) if isinstance(n, gast.FunctionDef)}
+    if isinstance(node, gast.For):
+        assigned -= writes(node.target)
+    return sorted((assigned & live) - functions)
+
+
+def is_staged_for(node: gast.For, function: gast.FunctionDef) -> bool:
+    kind = range_call(node.iter)
+    if kind == "static_range":
+        return False
+    if _traced(node.iter):
+        return True
+    if kind != "range":
+        return False   # a static container: the loop unrolls as Python
+    times = getanno(function, Anno.VARIABLE_TIMES, {})
+    return any(times.get(name, BindingTime.TRACED) is BindingTime.TRACED
+               for name in carried(node))
+
+
+def is_staged_loop(node, function) -> bool:
+    return is_staged_while(node) if isinstance(node, gast.While) else \
+        is_staged_for(node, function)

@@ -1,0 +1,110 @@
+"""Staged ``while`` and ``for`` loops become `while_stmt` / `for_stmt` over body functions.
+
+The carried state is every variable the body assigns that is live at the loop's head or
+after it (liveness), passed explicitly as a tuple; the body function returns it updated.
+Loops over static containers, ``static_range`` loops and loops with static tests and
+static state stay Python (they unroll when the program is built).
+
+>>> print(demo(Loops, '''
+... def halve(x, n):
+...     i = 0
+...     while np.abs(x).max() > 1.0:
+...         x = x * 0.5
+...         i = i + 1
+...     total = 0.0
+...     for k in range(n):
+...         total = total + x[k]
+...     return x, i, total
+... '''))
+def halve(x, n):
+    i = 0
+<BLANKLINE>
+    def while_test_L3(i, x):
+        return np.abs(x).max() > 1.0
+<BLANKLINE>
+    def while_body_L3(i, x):
+        x = x * 0.5
+        i = i + 1
+        return (i, x)
+    i, x = psc.while_stmt(while_test_L3, while_body_L3, (i, x), ('i', 'x'))
+    total = 0.0
+<BLANKLINE>
+    def for_body_L7(k, total):
+        total = total + x[k]
+        return (total,)
+    total, = psc.for_stmt(psc.range_(n), for_body_L7, (total,), ('total',))
+    return (x, i, total)
+"""
+from __future__ import annotations
+
+import gast
+
+from ..anno import Anno, getanno
+from .base import Rule, demo  # noqa: F401  (demo: used by the doctest)
+from .control_flow_functions import (FunctionNames, body_function, initial_values,
+                                     names_constant, result_assignment)
+from .decisions import carried, is_staged_for, is_staged_while, range_call
+from .flags import load, runtime_call, with_origin
+
+
+class Loops(Rule):
+
+    def __init__(self, context):
+        super().__init__(context)
+        self.function = None
+        self.names = FunctionNames()
+
+    def visit_FunctionDef(self, node):
+        if self.function is None:
+            self.function = node
+        self.generic_visit(node)
+        return node
+
+    def visit_While(self, node):
+        self.generic_visit(node)
+        if not is_staged_while(node):
+            return node
+        alias = self.context.runtime_alias
+        state = carried(node)
+        defined = getanno(node, Anno.DEFINED_IN, frozenset())
+        test = body_function(self.names("while_test", node), state,
+                             [with_origin(gast.Return(node.test), node)], None, node)
+        body = body_function(self.names("while_body", node), state, node.body, state, node)
+        call = runtime_call(alias, "while_stmt", load(test.name), load(body.name),
+                            initial_values(state, defined, alias), names_constant(state))
+        return [test, body, result_assignment(state, call, node), *node.orelse]
+
+    def visit_For(self, node):
+        self.generic_visit(node)
+        if not is_staged_for(node, self.function):
+            return node
+        alias = self.context.runtime_alias
+        stop = getanno(node, Anno.STOP_FLAG)
+        state = carried(node)
+        if stop is not None and stop not in state:
+            state = sorted(state + [stop])
+        defined = getanno(node, Anno.DEFINED_IN, frozenset())
+        target, unpack = self._target(node)
+        body = body_function(self.names("for_body", node), [target] + state,
+                             unpack + node.body, state, node)
+        iterable = node.iter
+        if range_call(iterable) == "range":
+            iterable = runtime_call(alias, "range_", *iterable.args)
+        args = [iterable, load(body.name), initial_values(state, defined, alias),
+                names_constant(state)]
+        results = list(state)
+        if isinstance(node.target, gast.Name) and node.target.id in getanno(
+                node, Anno.LIVE_OUT, frozenset()):
+            args.append(initial_values([node.target.id], defined, alias).elts[0])
+            results = [node.target.id] + results
+        call = runtime_call(alias, "for_stmt", *args)
+        if stop is not None:
+            call.keywords.append(gast.keyword("stop", gast.Constant(stop, None)))
+        return [body, result_assignment(results, call, node), *node.orelse]
+
+    @staticmethod
+    def _target(node):
+        if isinstance(node.target, gast.Name):
+            return node.target.id, []
+        unpack = with_origin(gast.Assign([node.target], load("target_"), None), node)
+        return "target_", [unpack]
