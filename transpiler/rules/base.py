@@ -6,7 +6,6 @@ import textwrap
 
 import gast
 
-from ..anno import Anno, getanno, setanno
 
 
 @dataclasses.dataclass
@@ -30,12 +29,8 @@ class Rule(gast.NodeTransformer):
     @staticmethod
     def keep_origin(new, old):
         """Give ``new`` the position (and origin annotation) of the node it replaces."""
-        origin = getanno(old, Anno.ORIGIN)
-        for node in gast.walk(new):
-            gast.copy_location(node, old)
-            if origin is not None and isinstance(node, gast.stmt):
-                setanno(node, Anno.ORIGIN, origin)
-        return new
+        from .flags import with_origin
+        return with_origin(new, old)
 
 
 def demo(rule_class, code: str, static_argnames=()) -> str:

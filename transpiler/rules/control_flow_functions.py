@@ -24,7 +24,7 @@ def names_constant(names) -> gast.Tuple:
 
 def body_function(name: str, params, body, returns, origin_from) -> gast.FunctionDef:
     """``def name(params): <body>; return (returns,)``."""
-    statements = list(body) or [gast.Pass()]
+    statements = list(body) or ([] if returns is not None else [gast.Pass()])
     if returns is not None:
         statements.append(gast.Return(tuple_of(returns, gast.Load)))
     function = gast.FunctionDef(name, parameters(params), statements, [], None, None)
@@ -32,8 +32,7 @@ def body_function(name: str, params, body, returns, origin_from) -> gast.Functio
     with_origin(function.args, origin_from)
     for statement in statements:
         if getanno(statement, Anno.ORIGIN) is None:   # the added `return (...)`
-            with_origin(statement, statements[0] if statement is not statements[0]
-                        else origin_from)
+            with_origin(statement, body[-1] if body else origin_from)
     from ..anno import setanno
     setanno(function, Anno.ORIGIN, getanno(origin_from, Anno.ORIGIN))
     return function

@@ -56,7 +56,10 @@ def is_staged_for(node: gast.For, function: gast.FunctionDef) -> bool:
     if kind == "static_range":
         return False
     if _traced(node.iter):
-        return True
+        # `for W, b in params` unpacks tuples: params is a container, which unrolls as
+        # Python.  A single target may walk a traced array's rows: staged (the runtime
+        # still unrolls it if the value turns out to be a list).
+        return isinstance(node.target, gast.Name)
     if kind != "range":
         return False   # a static container: the loop unrolls as Python
     times = getanno(function, Anno.VARIABLE_TIMES, {})

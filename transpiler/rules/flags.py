@@ -23,10 +23,14 @@ def assign(name: str, value, origin_from) -> gast.Assign:
 
 
 def with_origin(node, origin_from):
+    """Give ``node`` and its new (position-less) parts the position and origin of
+    ``origin_from``; parts that already have an origin keep theirs."""
     origin = getanno(origin_from, Anno.ORIGIN)
     for sub in gast.walk(node):
-        gast.copy_location(sub, origin_from)
-        if origin is not None and isinstance(sub, gast.stmt):
+        if sub is node or not hasattr(sub, "lineno") or getattr(sub, "lineno", None) is None:
+            gast.copy_location(sub, origin_from)
+        if origin is not None and isinstance(sub, gast.stmt) and \
+                (sub is node or getanno(sub, Anno.ORIGIN) is None):
             setanno(sub, Anno.ORIGIN, origin)
     return node
 
