@@ -21,19 +21,38 @@ def _rewrite(node, used: set[str]):
     if isinstance(node, gast.Import):
         aliases = [a for a in node.names if _bound_name(a) in used]
         renamed = []
+        mirrored = []
         for alias in aliases:
             target = _RENAMED_MODULES.get(alias.name)
             if target is not None:
                 renamed.append(gast.alias(target, _bound_name(alias)))
+            elif alias.name.startswith("numpy.") and alias.asname:
+                # `import numpy.fft as F`: the mirror's submodule of that name
+                parent, _, leaf = alias.name.rpartition(".")
+                mirrored.append(gast.ImportFrom(
+                    _RENAMED_MODULES.get(parent, "runtime.numpy_api"),
+                    [gast.alias(leaf, alias.asname)], 0))
             else:
                 renamed.append(gast.alias(alias.name, alias.asname))
+        if mirrored:
+            return ([gast.Import(renamed)] if renamed else []) + mirrored
         return gast.Import(renamed) if renamed else None
     if isinstance(node, gast.ImportFrom) and node.module and not node.level:
         aliases = [gast.alias(a.name, a.asname) for a in node.names
                    if (a.asname or a.name) in used and a.name not in _DROPPED]
         if not aliases:
             return None
-        return gast.ImportFrom(_RENAMED_MODULES.get(node.module, node.module), aliases, 0)
+        module = _RENAMED_MODULES.get(node.module, node.module)
+        if module.startswith("numpy."):   # from numpy.fft import fft
+            module = "runtime.numpy_api." + module[len("numpy."):]
+            if module not in ("runtime.numpy_api.linalg",):
+                parent, _, leaf = module.rpartition(".")
+                return [gast.ImportFrom(parent, [gast.alias(leaf, "_psc_" + leaf)], 0)] + \
+                    [gast.Assign([gast.Name(a.asname or a.name, gast.Store(), None, None)],
+                                 gast.Attribute(gast.Name("_psc_" + leaf, gast.Load(), None,
+                                                          None), a.name, gast.Load()), None)
+                     for a in aliases]
+        return gast.ImportFrom(module, aliases, 0)
     return None
 
 
@@ -44,6 +63,8 @@ def module_imports(module_ast: gast.Module | None, used: set[str]) -> list:
     result = []
     for node in module_ast.body:
         rewritten = _rewrite(node, used)
-        if rewritten is not None:
+        if isinstance(rewritten, list):
+            result.extend(rewritten)
+        elif rewritten is not None:
             result.append(rewritten)
     return result

@@ -55,7 +55,7 @@ def emit_module(source_display: str, functions: list, module_ast=None,
     imports = module_imports(module_ast, used)
     imports += statements(RUNTIME_IMPORT, alias=runtime_alias)
     parts = [HEADER.substitute(version=__version__, source=source_display)]
-    parts += [FUNCTION_HASH.substitute(name=f.name, digest=f.source.digest)
+    parts += [FUNCTION_HASH.substitute(name=f.name, digest=f.digest)
               for f in functions]
     parts.append(gast.unparse(gast.Module(imports, [])).strip("\n") + "\n")
     for function in functions:

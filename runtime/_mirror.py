@@ -38,19 +38,47 @@ def _dtype_constructor(scalar_type, qualified_name: str):
     convert.__name__ = scalar_type.__name__
     convert.__qualname__ = qualified_name
     convert.__psc_mirror_of__ = scalar_type
+    # NumPy reads `.dtype` from any object it is asked to interpret as a dtype, so
+    # `x.astype(np.float32)`, `dtype=np.float32` and `x.dtype == np.float32` keep working.
+    convert.dtype = np.dtype(scalar_type)
     return convert
+
+
+class _MirrorModule(types.ModuleType):
+    """A NumPy submodule (``np.fft``...) seen through the mirror, built on first use."""
+
+    def __init__(self, module, qualified: str):
+        super().__init__(f"runtime.numpy_api:{qualified}")
+        self._module, self._qualified = module, qualified
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        value = mirror_attribute(self._module, self._qualified, name)
+        setattr(self, name, value)
+        return value
+
+
+@functools.lru_cache(maxsize=None)
+def mirror_module(module, qualified: str):
+    """The mirror of NumPy submodule ``module`` (named ``qualified``)."""
+    return _MirrorModule(module, qualified)
 
 
 def mirror_attribute(module, module_name: str, name: str):
     value = getattr(module, name)   # AttributeError for names NumPy does not have
     qualified = f"{module_name}.{name}"
     if isinstance(value, type) and issubclass(value, np.generic):
+        try:
+            np.dtype(value)
+        except TypeError:   # abstract (np.integer, np.floating): for issubdtype/isinstance
+            return value
         return _dtype_constructor(value, qualified)
     if isinstance(value, types.ModuleType):
         try:
             return __import__(f"runtime.numpy_api.{name}", fromlist=["_"])
         except ImportError:
-            return value
+            return mirror_module(value, qualified)
     if callable(value) and not isinstance(value, type):
         return mirror_function(value, qualified)
     return value

@@ -185,8 +185,10 @@ def if_stmt(test, true_fn, false_fn, state, names):
     b = current_builder()
     pred = truth(test)
     leaves, treedef, labels = _flatten(state, names)
-    where = (f"after the if branch ({_place(true_fn)})",
-             f"after the else branch ({_place(false_fn)})")
+    if_place, else_place = _place(true_fn), _place(false_fn)
+    where = (f"after the if branch ({if_place})",
+             f"after the else branch ({else_place})" if else_place != if_place else
+             f"when the if ({if_place}) is not taken")
     results = []
     for fn in (true_fn, false_fn):
         out_leaves, out_treedef = tree_util.tree_flatten(tuple(_probe(b, fn, state)))
@@ -305,6 +307,8 @@ def for_stmt(iterable, body_fn, state, names, target=NOT_NEEDED, stop=None):
     stage with a traced index (unrolling instead when the body needs a static index).
     """
     state = tuple(state)
+    if isinstance(iterable, range) and len(iterable) == 0:
+        return _unrolled_for(iterable, body_fn, state, names, target, stop)
     if isinstance(iterable, (range, TracedRange)) or isinstance(iterable, Value):
         try:
             return _staged_for(iterable, body_fn, state, names, target, stop)

@@ -22,6 +22,7 @@ from .ir import Value
 from .translation import has_traced, lookup_rule, translate
 
 _transpile_hook = None        # set by the transpiler: python function -> build function
+GENERATED_PREFIX = "<psc-generated"   # file name prefix of code compiled from generated text
 _active = threading.local()   # functions being inlined now (recursion check)
 
 
@@ -47,6 +48,11 @@ def transpiled(fn):
     """
     if lookup_rule(fn) is not None:
         return lambda *args, **kwargs: translate(current_builder(), fn, *args, **kwargs)
+    if getattr(fn, "__psc_mirror_of__", None) is not None:
+        return fn   # a NumPy mirror function dispatches by itself
+    code = getattr(fn, "__code__", None)
+    if code is not None and code.co_filename.startswith(GENERATED_PREFIX):
+        return fn   # defined in generated code (a body function): already builder code
     if isinstance(fn, functools.partial):
         inner = transpiled(fn.func)
         return lambda *args, **kwargs: inner(*fn.args, *args, **{**fn.keywords, **kwargs})

@@ -31,23 +31,44 @@ from .source import function_source
 GENERATED_DIR_ENV = "PSC_GENERATED_DIR"
 
 
-def generated_path(source_file: str, generated_dir: str | None = None) -> str:
-    """Where ``psc-transpile`` puts the module generated from ``source_file`` by default:
-    ``__psc__/<stem>_psc.py`` next to it (or under ``$PSC_GENERATED_DIR``)."""
-    directory = generated_dir or os.environ.get(GENERATED_DIR_ENV) or os.path.join(
-        os.path.dirname(source_file), "__psc__")
-    stem = os.path.splitext(os.path.basename(source_file))[0]
-    return os.path.join(directory, f"{stem}_psc.py")
+_ANCESTORS = 8   # how far up a directory run of psc-transpile may have started
 
 
-def _up_to_date_module(path: str, name: str, digest: str) -> str | None:
-    try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
-    except OSError:
-        return None
-    pattern = rf"^# psc-function: {re.escape(name)} {re.escape(digest)}$"
-    return text if re.search(pattern, text, re.MULTILINE) else None
+def generated_paths(source_file: str, generated_dir: str | None = None) -> list[str]:
+    """Where ``psc-transpile`` may have put the module generated from ``source_file``.
+
+    ``psc-transpile SRC... -o OUT`` writes ``OUT/<stem>_psc.py`` for a file, and keeps
+    sub-folders for a directory (``OUT/sub/<stem>_psc.py``).  ``OUT`` is ``generated_dir``
+    or ``$PSC_GENERATED_DIR`` if set, else ``__psc__`` in the source's folder or one of its
+    ancestors.  The header's content hash decides whether a candidate is used.
+    """
+    stem = os.path.splitext(os.path.basename(source_file))[0] + "_psc.py"
+    folder = os.path.dirname(os.path.abspath(source_file))
+    explicit = generated_dir or os.environ.get(GENERATED_DIR_ENV)
+    candidates, ancestor = [], folder
+    for _ in range(_ANCESTORS):
+        relative = os.path.relpath(folder, ancestor)
+        base = explicit or os.path.join(ancestor, "__psc__")
+        candidates.append(os.path.normpath(os.path.join(base, relative, stem)))
+        parent = os.path.dirname(ancestor)
+        if parent == ancestor:
+            break
+        ancestor = parent
+    return list(dict.fromkeys(candidates))
+
+
+def _up_to_date_module(paths, name: str, digest: str) -> str | None:
+    pattern = re.compile(rf"^# psc-function: {re.escape(name)} {re.escape(digest)}$",
+                         re.MULTILINE)
+    for path in paths:
+        try:
+            with open(path, encoding="utf-8") as handle:
+                text = handle.read()
+        except OSError:
+            continue
+        if pattern.search(text):
+            return text
+    return None
 
 
 class _Generated:
@@ -58,8 +79,8 @@ class _Generated:
         self.source = function_source(fn)
         self.name = self.source.parse().name
         module_ast = module_ast_of(self.source.file)
-        on_disk = _up_to_date_module(generated_path(self.source.file, generated_dir),
-                                     self.name, self.source.digest)
+        on_disk = _up_to_date_module(generated_paths(self.source.file, generated_dir),
+                                     self.name, self.source.digest(static_argnames))
         if on_disk is not None:
             self.text, self.from_disk = on_disk, True
             function = self.source.parse()

@@ -47,11 +47,13 @@ _SIDE_EFFECTS = {"builtins.print": "print has a side effect, which PSC functions
 
 
 class _SubsetChecker(gast.NodeVisitor):
-    def __init__(self, source, function: gast.FunctionDef):
+    def __init__(self, source, function: gast.FunctionDef, static=frozenset()):
         self.source = source
         self.function = function
         self.parameters = set(scope_of(function).parameters)
+        self.static = set(static)
         self.assigned: set[str] = set()
+        self.aliases: set[str] = set()
 
     def fail(self, node, message: str, hint: str | None = None):
         raise PSCSyntaxError(message, self.source.location(node), hint)
@@ -78,13 +80,32 @@ class _SubsetChecker(gast.NodeVisitor):
         for target in node.targets:
             self._check_target(target)
             self.visit(target)
+        aliased = isinstance(node.value, gast.Name) and \
+            node.value.id in self._argument_aliases()
         self._note_assigned(node.targets)
+        for target in node.targets:
+            if isinstance(target, gast.Name):
+                if aliased:
+                    self.aliases.add(target.id)
+                else:
+                    self.aliases.discard(target.id)
 
     def visit_AugAssign(self, node):
         self.visit(node.value)
         self._check_target(node.target)
+        target = node.target
+        if isinstance(target, gast.Name) and target.id in self._argument_aliases():
+            self.fail(target, f"`{target.id} {_OPERATOR_TEXT.get(type(node.op), '?')}= ...` "
+                              "would modify an argument in place (NumPy's augmented "
+                              "assignment writes into the array)",
+                      f"write `{target.id} = {target.id} "
+                      f"{_OPERATOR_TEXT.get(type(node.op), '?')} ...`")
         self.visit(node.target)
         self._note_assigned([node.target])
+
+    def _argument_aliases(self) -> set[str]:
+        """Traced parameters not yet rebound, and names bound to one of them (``z = x``)."""
+        return (self.parameters - self.static - self.assigned) | self.aliases
 
     def visit_For(self, node):
         self.visit(node.iter)
@@ -117,7 +138,7 @@ class _SubsetChecker(gast.NodeVisitor):
         if node is not self.function:
             for decorator in node.decorator_list:
                 self.visit(decorator)
-            _SubsetChecker(self.source, node).visit_body(node)
+            _SubsetChecker(self.source, node, self.static).visit_body(node)
             return
         self.visit_body(node)
 
@@ -126,6 +147,12 @@ class _SubsetChecker(gast.NodeVisitor):
             self.visit(statement)
 
 
-def check_subset(source, function: gast.FunctionDef) -> None:
+_OPERATOR_TEXT = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/",
+                  gast.FloorDiv: "//", gast.Mod: "%", gast.Pow: "**", gast.MatMult: "@",
+                  gast.BitAnd: "&", gast.BitOr: "|", gast.BitXor: "^", gast.LShift: "<<",
+                  gast.RShift: ">>"}
+
+
+def check_subset(source, function: gast.FunctionDef, static_argnames=()) -> None:
     """Raise a `PSCSyntaxError` at the first construct outside the PSC subset."""
-    _SubsetChecker(source, function).visit(function)
+    _SubsetChecker(source, function, static_argnames).visit(function)

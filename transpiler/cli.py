@@ -94,7 +94,16 @@ def main(argv=None) -> int:
                         help="write nothing; exit 1 if a generated module is stale or missing")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     stale = []
-    for source, relative in _sources(args.sources):
+    pairs = list(_sources(args.sources))
+    targets: dict[str, str] = {}
+    for source, relative in pairs:
+        if relative in targets and os.path.abspath(targets[relative]) != os.path.abspath(source):
+            print(f"psc-transpile: {targets[relative]} and {source} would both write "
+                  f"{os.path.join(args.output, relative)}; transpile them separately",
+                  file=sys.stderr)
+            return 2
+        targets[relative] = source
+    for source, relative in pairs:
         try:
             generated = transpile_file(source)
         except PSCError as err:

@@ -18,6 +18,7 @@ import numpy as np
 import runtime.numpy_api as numpy_mirror
 from emit.sourcemap import line_map
 from runtime import sourcemap
+from runtime.primitives import GENERATED_PREFIX
 from runtime.errors import SourceLocation
 
 from .analysis.resolve import Kind, classify_value
@@ -25,7 +26,7 @@ from .analysis.resolve import Kind, classify_value
 
 def compile_generated(text: str, source_file: str, label: str):
     """Compile generated ``text``; register it for tracebacks and for source locations."""
-    filename = f"<psc-generated {label}>"
+    filename = f"{GENERATED_PREFIX} {label}>"
     linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
     mapping = {}
     for generated_line, source_line in line_map(text).items():
@@ -41,8 +42,11 @@ def staged_view(value):
     if isinstance(value, types.ModuleType):
         if value is np:
             return numpy_mirror
-        if value is np.linalg:
-            return numpy_mirror.linalg
+        if value.__name__.startswith("numpy."):
+            mirror = numpy_mirror
+            for part in value.__name__.split(".")[1:]:
+                mirror = getattr(mirror, part)
+            return mirror
         return value
     resolved = classify_value(value)
     if resolved.kind is Kind.NUMPY and resolved.qualname:

@@ -26,6 +26,7 @@ class TranspiledFunction:
     node: gast.FunctionDef      # the build function
     builder_name: str
     free_names: frozenset       # module-level / closure names the function reads
+    digest: str                 # FunctionSource.digest with the static argument names
 
 
 def analyze(source: FunctionSource, function: gast.FunctionDef, *, resolver=None,
@@ -57,7 +58,7 @@ def transpile_function(source: FunctionSource, *, resolver=None, module_ast=None
     function = source.parse()
     analyze(source, function, resolver=resolver, module_ast=module_ast,
                     module_name=module_name, static_argnames=static_argnames)
-    check_subset(source, function)
+    check_subset(source, function, static_argnames)
     context = RuleContext(source, runtime_alias)
     for rule in PIPELINE:
         if rule == REANALYZE:
@@ -67,7 +68,8 @@ def transpile_function(source: FunctionSource, *, resolver=None, module_ast=None
     gast.fix_missing_locations(function)
     free = frozenset(free_names(function))
     name = source.parse().name
-    return TranspiledFunction(name, source, function, context.builder_name, free)
+    return TranspiledFunction(name, source, function, context.builder_name, free,
+                              source.digest(static_argnames))
 
 
 def runtime_resolver(fn) -> RuntimeResolver:

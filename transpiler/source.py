@@ -23,11 +23,13 @@ class FunctionSource:
     indent: int              # columns removed by dedenting
     lambda_at: tuple | None = None   # (line, col) of a lambda in `text` (the whole file)
 
-    @property
-    def digest(self) -> str:
-        """Content hash keyed by the transpiler version: a stale module never matches."""
-        data = f"{version.__version__}\n{self.text}".encode()
-        return hashlib.sha256(data).hexdigest()[:16]
+    def digest(self, static_argnames=()) -> str:
+        """Hash of everything the generated code depends on: the transpiler version, the
+        function's text and position (its line comments), and the static argument names
+        (binding times); a stale module never matches."""
+        data = (f"{version.__version__}\n{self.first_line}:{self.indent}\n"
+                f"{','.join(sorted(static_argnames))}\n{self.text}")
+        return hashlib.sha256(data.encode()).hexdigest()[:16]
 
     def location(self, node) -> SourceLocation:
         """The file position of a node parsed from `text`."""

@@ -52,6 +52,8 @@ class TranspiledCalls(Rule):
         return node
 
     visit_Lambda = visit_FunctionDef
+    # comprehensions have scopes too: `[fn(x) for fn in fns]` calls a local
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = visit_FunctionDef
 
     def _needs_transpiling(self, func) -> bool:
         resolved = resolution_of(func)

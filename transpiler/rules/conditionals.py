@@ -42,6 +42,13 @@ class Conditionals(Rule):
     def __init__(self, context):
         super().__init__(context)
         self.names = FunctionNames()
+        self.function = None
+
+    def visit_FunctionDef(self, node):
+        if self.function is None:
+            self.function = node
+        self.generic_visit(node)
+        return node
 
     def visit_If(self, node):
         self.generic_visit(node)
@@ -55,7 +62,7 @@ class Conditionals(Rule):
         for name in state:
             if name not in defined and name in live_after and not (name in in_body and
                                                                    name in in_else):
-                undefined_in_one_branch(node, name, self.context.source)
+                undefined_in_one_branch(node, name, self.context.source, self.function)
         true_fn = body_function(self.names("if_true", node), state, node.body, state, node)
         false_fn = body_function(self.names("if_false", node), state, node.orelse, state,
                                  node.orelse[0] if node.orelse else node)

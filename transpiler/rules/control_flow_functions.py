@@ -68,7 +68,16 @@ class FunctionNames:
         return name
 
 
-def undefined_in_one_branch(node, name, source):
+def first_use_after(function, node, name):
+    """The first read of ``name`` after ``node`` ends, in source order."""
+    end = (node.end_lineno, node.end_col_offset)
+    uses = [n for n in gast.walk(function) if isinstance(n, gast.Name) and n.id == name
+            and isinstance(n.ctx, gast.Load) and getattr(n, "lineno", None) is not None
+            and (n.lineno, n.col_offset) > end]
+    return min(uses, key=lambda n: (n.lineno, n.col_offset), default=None)
+
+
+def undefined_in_one_branch(node, name, source, function=None):
     """The error for a variable assigned in one branch only and used after the ``if``."""
     def first_assignment(statements):
         for statement in statements:
@@ -80,8 +89,10 @@ def undefined_in_one_branch(node, name, source):
     in_body = first_assignment(node.body)
     assigned_at = source.location(in_body or first_assignment(node.orelse))
     other = "else" if in_body is not None else "if"
+    use = first_use_after(function, node, name) if function is not None else None
+    used_at = source.location(use).line if use is not None else "later"
     raise PSCNameError(
-        f"{name!r} is assigned in one branch of a traced if (line {assigned_at.line}) but "
-        f"not in the {other} branch, and used after the if (line "
-        f"{source.location(node).line})", assigned_at,
+        f"{name!r} is assigned in one branch of the traced if at line "
+        f"{source.location(node).line} (line {assigned_at.line}) but not in the {other} "
+        f"branch, and used after the if (line {used_at})", assigned_at,
         f"assign {name} before the if, or in both branches")
