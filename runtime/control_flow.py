@@ -150,6 +150,21 @@ def _flatten(state, names):
     return leaves, treedef, labels
 
 
+def _expand_undefined(state, *outputs):
+    """``state`` with each UNDEFINED entry given the container structure some path gives
+    that variable (an early ``return x, 0`` makes the result a tuple), leaves UNDEFINED."""
+    expanded = list(state)
+    for i, value in enumerate(state):
+        if value is not UNDEFINED:
+            continue
+        for out in outputs:
+            if out[i] is not UNDEFINED and not tree_util.treedef_is_leaf(
+                    tree_util.tree_structure(out[i])):
+                expanded[i] = tree_util.tree_map(lambda _: UNDEFINED, out[i])
+                break
+    return tuple(expanded)
+
+
 def _check_structure(name_list, treedef, new_treedef, where):
     if treedef != new_treedef:
         raise current_builder().error(
@@ -184,14 +199,17 @@ def if_stmt(test, true_fn, false_fn, state, names):
         return tuple(true_fn(*state) if test else false_fn(*state))
     b = current_builder()
     pred = truth(test)
+    probes = [tuple(_probe(b, fn, state)) for fn in (true_fn, false_fn)]
+    state = _expand_undefined(state, *probes)
+    probes = [_expand_undefined(p, state) for p in probes]
     leaves, treedef, labels = _flatten(state, names)
     if_place, else_place = _place(true_fn), _place(false_fn)
     where = (f"after the if branch ({if_place})",
              f"after the else branch ({else_place})" if else_place != if_place else
              f"when the if ({if_place}) is not taken")
     results = []
-    for fn in (true_fn, false_fn):
-        out_leaves, out_treedef = tree_util.tree_flatten(tuple(_probe(b, fn, state)))
+    for probe in probes:
+        out_leaves, out_treedef = tree_util.tree_flatten(probe)
         _check_structure(names, treedef, out_treedef, "between the branches")
         results.append([_aval(v) for v in out_leaves])
     avals = [_unify(label, t, f, where) for label, t, f in zip(labels, *results)]
@@ -200,7 +218,7 @@ def if_stmt(test, true_fn, false_fn, state, names):
 
     def branch(fn):
         def build(sub, _):
-            out = tree_util.tree_leaves(tuple(fn(*state)))
+            out = tree_util.tree_leaves(_expand_undefined(tuple(fn(*state)), state))
             return [_carried(sub, v, a) for v, a in zip(out, avals) if a is not None]
         return build
     chosen = b.conditional(pred, [branch(true_fn), branch(false_fn)], ())
@@ -229,11 +247,12 @@ def while_stmt(test_fn, body_fn, state, names):
 
 def _staged_while(test_fn, body_fn, state, names, where_body=None):
     b = current_builder()
+    state = _expand_undefined(state, _probe_loop_body(b, body_fn, *_layout(state)))
     leaves, treedef, labels = _flatten(state, names)
     avals = [_aval(v) for v in leaves]
     where = ("before the loop", f"after an iteration ({where_body or _place(body_fn)})")
     for _ in range(4):   # weak numbers adopt the dtypes the body gives them
-        out = _probe_loop_body(b, body_fn, leaves, avals, treedef)
+        out = _expand_undefined(_probe_loop_body(b, body_fn, leaves, avals, treedef), state)
         out_leaves, out_treedef = tree_util.tree_flatten(out)
         _check_structure(names, treedef, out_treedef, "in the loop")
         new = [_unify(label, a, _aval(v), where)
@@ -253,7 +272,8 @@ def _staged_while(test_fn, body_fn, state, names, where_body=None):
         return truth(test_fn(*unpack(values)))
 
     def body(sub, values):
-        out = tree_util.tree_leaves(tuple(body_fn(*unpack(values))))
+        out = tree_util.tree_leaves(_expand_undefined(tuple(body_fn(*unpack(values))),
+                                                      state))
         fixed = []
         for i in carried:
             _unify(labels[i], avals[i], _aval(out[i]), where)   # names a change, if any
@@ -261,6 +281,11 @@ def _staged_while(test_fn, body_fn, state, names, where_body=None):
         return fixed
     init = [_carried(b, leaves[i], avals[i]) for i in carried]
     return unpack(b.while_loop(cond, body, init))
+
+
+def _layout(state):
+    leaves, treedef = tree_util.tree_flatten(tuple(state))
+    return leaves, [_aval(v) for v in leaves], treedef
 
 
 def _probe_loop_body(b, body_fn, leaves, avals, treedef):
@@ -307,8 +332,9 @@ def for_stmt(iterable, body_fn, state, names, target=NOT_NEEDED, stop=None):
     stage with a traced index (unrolling instead when the body needs a static index).
     """
     state = tuple(state)
-    if isinstance(iterable, range) and len(iterable) == 0:
-        return _unrolled_for(iterable, body_fn, state, names, target, stop)
+    if isinstance(iterable, range) and len(iterable) == 0 or \
+            isinstance(iterable, Value) and iterable.ndim and iterable.shape[0] == 0:
+        return _unrolled_for((), body_fn, state, names, target, stop)
     if isinstance(iterable, (range, TracedRange)) or isinstance(iterable, Value):
         try:
             return _staged_for(iterable, body_fn, state, names, target, stop)

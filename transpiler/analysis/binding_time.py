@@ -81,9 +81,8 @@ class _Evaluator:
 
 def _bind(env, target, bt: BindingTime, value=None, evaluator=None) -> bool:
     """Join ``bt`` into the names of ``target``; True when something changed."""
-    if isinstance(target, (gast.Tuple, gast.List)) and isinstance(value, (gast.Tuple,
-                                                                          gast.List)) \
-            and len(target.elts) == len(value.elts):
+    if evaluator is not None and isinstance(target, (gast.Tuple, gast.List)) and \
+            isinstance(value, (gast.Tuple, gast.List)) and len(target.elts) == len(value.elts):
         changed = False
         for t, v in zip(target.elts, value.elts):
             changed |= _bind(env, t, evaluator.of(v), v, evaluator)
@@ -98,43 +97,93 @@ def _bind(env, target, bt: BindingTime, value=None, evaluator=None) -> bool:
     return changed
 
 
+def _exits_under_traced_if(statements, evaluator, traced=False) -> bool:
+    """Does a break/continue/return (of this level) sit under an if with a traced test?"""
+    for node in statements:
+        if isinstance(node, (gast.Break, gast.Continue, gast.Return)) and traced:
+            return True
+        if isinstance(node, gast.If):
+            inner = traced or evaluator.of(node.test) is TRACED
+            if _exits_under_traced_if(node.body + node.orelse, evaluator, inner):
+                return True
+    return False
+
+
+def _updated_variable(target: gast.Subscript):
+    """``x`` for ``x[i][j] = v``: the variable an element assignment rebinds."""
+    base = target
+    while isinstance(base, gast.Subscript):
+        base = base.value
+    if isinstance(base, gast.Name):
+        return gast.Name(base.id, gast.Store(), None, None)
+    return base
+
+
 class _Propagator(gast.NodeVisitor):
+    """Joins binding times into variables.  ``control`` is the binding time of the
+    decisions the current statement depends on: an assignment under a traced ``if`` (or in
+    a loop a traced condition ends) makes its variable traced, whatever it assigns."""
+
     def __init__(self, env):
         self.env = env
         self.evaluator = _Evaluator(env)
         self.changed = False
+        self.control = STATIC
+
+    def _bind(self, target, bt, value=None):
+        self.changed |= _bind(self.env, target, bt.join(self.control), value,
+                              self.evaluator if self.control is STATIC else None)
+
+    def _under(self, bt, statements):
+        saved = self.control
+        self.control = saved.join(bt)
+        for statement in statements:
+            self.visit(statement)
+        self.control = saved
+
+    def visit_If(self, node):
+        self._under(self.evaluator.of(node.test), node.body + node.orelse)
+        if self.evaluator.of(node.test) is TRACED and any(
+                isinstance(n, gast.Return) for n in gast.walk(node)):
+            self.control = TRACED   # what follows runs only if that return did not
+
+    def visit_While(self, node):
+        exits = TRACED if _exits_under_traced_if(node.body, self.evaluator) else STATIC
+        self._under(self.evaluator.of(node.test).join(exits), node.body + node.orelse)
 
     def visit_Assign(self, node):
         bt = self.evaluator.of(node.value)
         for target in node.targets:
             if isinstance(target, gast.Subscript):
-                self.changed |= _bind(self.env, target.value, bt)
+                self._bind(_updated_variable(target), bt)
             else:
-                self.changed |= _bind(self.env, target, bt, node.value, self.evaluator)
+                self._bind(target, bt, node.value)
 
     def visit_AugAssign(self, node):
-        target = node.target.value if isinstance(node.target, gast.Subscript) else node.target
-        self.changed |= _bind(self.env, target, self.evaluator.of(node.value))
+        target = node.target
+        if isinstance(target, gast.Subscript):
+            target = _updated_variable(target)
+        self._bind(target, self.evaluator.of(node.value))
 
     def visit_AnnAssign(self, node):
         if node.value is not None:
-            self.changed |= _bind(self.env, node.target, self.evaluator.of(node.value))
+            self._bind(node.target, self.evaluator.of(node.value))
 
     def visit_For(self, node):
-        self.changed |= _bind(self.env, node.target, self.evaluator.of(node.iter))
-        self.generic_visit(node)
+        self._bind(node.target, self.evaluator.of(node.iter))
+        exits = TRACED if _exits_under_traced_if(node.body, self.evaluator) else STATIC
+        self._under(exits, node.body + node.orelse)
 
     def _nested(self, node):
         # A nested function may be called with traced arguments: assume it is.
         for arg in node.args.posonlyargs + node.args.args + node.args.kwonlyargs:
-            self.changed |= _bind(self.env, gast.Name(arg.id, gast.Store(), None, None),
-                                  TRACED)
+            self._bind(gast.Name(arg.id, gast.Store(), None, None), TRACED)
         self.generic_visit(node)
 
     visit_FunctionDef = visit_Lambda = _nested
 
     def visit_NamedExpr(self, node):
-        self.changed |= _bind(self.env, node.target, self.evaluator.of(node.value))
+        self._bind(node.target, self.evaluator.of(node.value))
 
 
 class _Annotator(gast.NodeVisitor):

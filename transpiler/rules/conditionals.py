@@ -31,8 +31,8 @@ from ..analysis.liveness import assigned_in
 from ..anno import Anno, getanno
 from .base import Rule, demo  # noqa: F401  (demo: used by the doctest)
 from .control_flow_functions import (FunctionNames, body_function, initial_values,
-                                     names_constant, result_assignment,
-                                     undefined_in_one_branch)
+                                     names_constant, reject_container_mutation,
+                                     result_assignment, undefined_in_one_branch)
 from .decisions import carried, is_staged_if
 from .flags import load, runtime_call
 
@@ -54,6 +54,7 @@ class Conditionals(Rule):
         self.generic_visit(node)
         if not is_staged_if(node):
             return node
+        reject_container_mutation(node.body + node.orelse, self.context.source, "if")
         alias = self.context.runtime_alias
         state = carried(node)
         defined = getanno(node, Anno.DEFINED_IN, frozenset())

@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import gast
 
-from runtime.errors import PSCNameError
+from runtime.errors import PSCNameError, PSCTypeError
+
+from ..analysis.liveness import assigned_in
 
 from ..anno import Anno, getanno
 from .flags import load, runtime_call, with_origin
@@ -96,3 +98,24 @@ def undefined_in_one_branch(node, name, source, function=None):
         f"{source.location(node).line} (line {assigned_at.line}) but not in the {other} "
         f"branch, and used after the if (line {used_at})", assigned_at,
         f"assign {name} before the if, or in both branches")
+
+
+_MUTATING_METHODS = frozenset({"append", "extend", "insert", "pop", "remove", "clear",
+                               "update", "setdefault", "popitem", "add", "discard"})
+
+
+def reject_container_mutation(statements, source, construct: str) -> None:
+    """A staged body runs once, when it is built, not once per iteration or only when its
+    branch is taken: a Python container it changes in place would come out wrong."""
+    local = assigned_in(statements)
+    for statement in statements:
+        for node in gast.walk(statement):
+            if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
+                    node.func.attr in _MUTATING_METHODS and \
+                    isinstance(node.func.value, gast.Name) and node.func.value.id not in local:
+                raise PSCTypeError(
+                    f"`{node.func.value.id}.{node.func.attr}(...)` changes a container inside "
+                    f"a traced {construct}: a container that grows cannot be carried through "
+                    "staged control flow", source.location(node),
+                    "preallocate an array and assign elements, or unroll the loop with "
+                    "static_range")

@@ -42,7 +42,8 @@ import gast
 from ..anno import Anno, getanno
 from .base import Rule, demo  # noqa: F401  (demo: used by the doctest)
 from .control_flow_functions import (FunctionNames, body_function, initial_values,
-                                     names_constant, result_assignment)
+                                     names_constant, reject_container_mutation,
+                                     result_assignment)
 from .decisions import carried, is_staged_for, is_staged_while, range_call
 from .flags import load, runtime_call, with_origin
 
@@ -64,6 +65,7 @@ class Loops(Rule):
         self.generic_visit(node)
         if not is_staged_while(node):
             return node
+        reject_container_mutation(node.body, self.context.source, "while loop")
         alias = self.context.runtime_alias
         state = carried(node)
         defined = getanno(node, Anno.DEFINED_IN, frozenset())
@@ -78,6 +80,8 @@ class Loops(Rule):
         self.generic_visit(node)
         if not is_staged_for(node, self.function):
             return node
+        if range_call(node.iter) == "range":   # staged for sure (other iterables may unroll)
+            reject_container_mutation(node.body, self.context.source, "for loop")
         alias = self.context.runtime_alias
         stop = getanno(node, Anno.STOP_FLAG)
         state = carried(node)
