@@ -229,56 +229,35 @@ def _lower_constant(p, op):
                               f"{tensor_type(value.shape, value.dtype)}")
 
 
-@_lowers("iota")
-def _lower_iota(p, op):
-    p.generic(op, "iota", f"iota_dimension = {op.attrs['dimension']} : i64")
+def _i64(value) -> str:
+    return f"{int(value)} : i64"
 
 
-@_lowers("broadcast_in_dim")
-def _lower_broadcast(p, op):
-    p.generic(op, "broadcast_in_dim",
-              f"broadcast_dimensions = {_i64_array(op.attrs['broadcast_dimensions'])}")
+# Ops whose only attributes are integers or integer lists: (MLIR name, IR key, printer).
+_SIMPLE_ATTRIBUTES = {
+    "iota": [("iota_dimension", "dimension", _i64)],
+    "broadcast_in_dim": [("broadcast_dimensions", "broadcast_dimensions", _i64_array)],
+    "reverse": [("dimensions", "dimensions", _i64_array)],
+    "transpose": [("permutation", "permutation", _i64_array)],
+    "slice": [("start_indices", "start_indices", _i64_array),
+              ("limit_indices", "limit_indices", _i64_array),
+              ("strides", "strides", _i64_array)],
+    "dynamic_slice": [("slice_sizes", "slice_sizes", _i64_array)],
+    "dynamic_update_slice": [],
+    "concatenate": [("dimension", "dimension", _i64)],
+    "pad": [("edge_padding_low", "low", _i64_array), ("edge_padding_high", "high", _i64_array),
+            ("interior_padding", "interior", _i64_array)],
+}
 
 
-@_lowers("reverse")
-def _lower_reverse(p, op):
-    p.generic(op, "reverse", f"dimensions = {_i64_array(op.attrs['dimensions'])}")
+def _lower_simple(p, op):
+    attrs = ", ".join(f"{name} = {show(op.attrs[key])}"
+                      for name, key, show in _SIMPLE_ATTRIBUTES[op.name])
+    p.generic(op, op.name, attrs)
 
 
-@_lowers("transpose")
-def _lower_transpose(p, op):
-    p.generic(op, "transpose", f"permutation = {_i64_array(op.attrs['permutation'])}")
-
-
-@_lowers("slice")
-def _lower_slice(p, op):
-    a = op.attrs
-    p.generic(op, "slice", f"start_indices = {_i64_array(a['start_indices'])}, "
-                           f"limit_indices = {_i64_array(a['limit_indices'])}, "
-                           f"strides = {_i64_array(a['strides'])}")
-
-
-@_lowers("dynamic_slice")
-def _lower_dynamic_slice(p, op):
-    p.generic(op, "dynamic_slice", f"slice_sizes = {_i64_array(op.attrs['slice_sizes'])}")
-
-
-@_lowers("dynamic_update_slice")
-def _lower_dynamic_update_slice(p, op):
-    p.generic(op, "dynamic_update_slice")
-
-
-@_lowers("concatenate")
-def _lower_concatenate(p, op):
-    p.generic(op, "concatenate", f"dimension = {op.attrs['dimension']} : i64")
-
-
-@_lowers("pad")
-def _lower_pad(p, op):
-    a = op.attrs
-    p.generic(op, "pad", f"edge_padding_low = {_i64_array(a['low'])}, "
-                         f"edge_padding_high = {_i64_array(a['high'])}, "
-                         f"interior_padding = {_i64_array(a['interior'])}")
+for _name in _SIMPLE_ATTRIBUTES:
+    LOWERINGS[_name] = _lower_simple
 
 
 # --- contractions and reductions ------------------------------------------------------------

@@ -54,23 +54,15 @@ def _isnan(b, x):
     return b.ne(x, x) if _is_float(x) else full_like_value(b, False, x, dtypes.bool_)
 
 
-def _nan_propagating(op):
-    """NumPy's maximum/minimum: a NaN operand wins (XLA's choice differs by backend)."""
+def _nan_aware(op, nan_wins: bool):
+    """maximum/minimum (a NaN operand wins, as NumPy; XLA's choice differs by backend) and
+    fmax/fmin (a NaN operand loses)."""
     def impl(b, x, y):
         result = getattr(b, op)(x, y)
         if not _is_float(x):
             return result
-        return b.select(b.ne(x, x), x, b.select(b.ne(y, y), y, result))
-    return impl
-
-
-def _nan_ignoring(op):
-    """NumPy's fmax/fmin: a NaN operand loses."""
-    def impl(b, x, y):
-        result = getattr(b, op)(x, y)
-        if not _is_float(x):
-            return result
-        return b.select(b.ne(x, x), y, b.select(b.ne(y, y), x, result))
+        if_x_nan, if_y_nan = (x, y) if nan_wins else (y, x)
+        return b.select(b.ne(x, x), if_x_nan, b.select(b.ne(y, y), if_y_nan, result))
     return impl
 
 
@@ -245,10 +237,10 @@ UFUNC_IMPLS = {
     np.fmod: _fmod,
     np.power: lambda b, x, y: b.pow(x, y),
     np.float_power: lambda b, x, y: b.pow(x, y),
-    np.maximum: _nan_propagating("max"),
-    np.minimum: _nan_propagating("min"),
-    np.fmax: _nan_ignoring("max"),
-    np.fmin: _nan_ignoring("min"),
+    np.maximum: _nan_aware("max", nan_wins=True),
+    np.minimum: _nan_aware("min", nan_wins=True),
+    np.fmax: _nan_aware("max", nan_wins=False),
+    np.fmin: _nan_aware("min", nan_wins=False),
     np.arctan2: lambda b, x, y: b.atan2(x, y),
     np.hypot: _hypot,
     np.logaddexp: _logaddexp(1.0),

@@ -122,27 +122,35 @@ def scope_of(node) -> Scope:
     return getanno(node, Anno.SCOPE)
 
 
+class ScopedVisitor(gast.NodeVisitor):
+    """A visitor that knows the innermost scope (``self.scope``) of the node it visits."""
+
+    def __init__(self, scope: Scope):
+        self.scope = scope
+
+    def _scoped(self, node):
+        saved = self.scope
+        self.scope = scope_of(node) or saved
+        self.generic_visit(node)
+        self.scope = saved
+
+    visit_FunctionDef = visit_Lambda = _scoped
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _scoped
+
+
+class _FreeNames(ScopedVisitor):
+    def __init__(self, scope):
+        super().__init__(scope)
+        self.found: set[str] = set()
+
+    def visit_Name(self, node):
+        if isinstance(node.ctx, gast.Load) and not self.scope.is_local(node.id):
+            self.found.add(node.id)
+
+
 def free_names(function) -> set[str]:
     """Names read anywhere in ``function`` (nested functions included) that none of the
     enclosing scopes binds: module globals, closure variables and builtins."""
-    found: set[str] = set()
-
-    class _Collector(gast.NodeVisitor):
-        def __init__(self, scope):
-            self.scope = scope
-
-        def visit_Name(self, node):
-            if isinstance(node.ctx, gast.Load) and not self.scope.is_local(node.id):
-                found.add(node.id)
-
-        def _scoped(self, node):
-            saved = self.scope
-            self.scope = scope_of(node) or saved
-            self.generic_visit(node)
-            self.scope = saved
-
-        visit_FunctionDef = visit_Lambda = _scoped
-        visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _scoped
-
-    _Collector(scope_of(function)).visit(function)
-    return found
+    collector = _FreeNames(scope_of(function))
+    collector.visit(function)
+    return collector.found

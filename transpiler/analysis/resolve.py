@@ -18,7 +18,7 @@ import gast
 from runtime import qualified_name
 
 from ..anno import Anno, getanno, setanno
-from .activity import Scope, scope_of
+from .activity import Scope, ScopedVisitor, scope_of
 
 PRIMITIVES = frozenset({"while_loop", "cond", "fori_loop", "switch", "static_range",
                         "jit_ps"})
@@ -137,10 +137,10 @@ class StaticResolver:
         return Resolution(Kind.UNKNOWN, name)
 
 
-class _NameAnnotator(gast.NodeVisitor):
+class _NameAnnotator(ScopedVisitor):
     def __init__(self, resolver, scope: Scope):
+        super().__init__(scope)
         self.resolver = resolver
-        self.scope = scope
 
     def visit_Name(self, node):
         if isinstance(node.ctx, gast.Load) and not self.scope.is_local(node.id):
@@ -154,14 +154,6 @@ class _NameAnnotator(gast.NodeVisitor):
             if resolved is not None:
                 setanno(node, Anno.RESOLVED, resolved)
 
-    def _scoped(self, node):
-        saved = self.scope
-        self.scope = scope_of(node) or saved
-        self.generic_visit(node)
-        self.scope = saved
-
-    visit_FunctionDef = visit_Lambda = _scoped
-    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _scoped
 
 
 def annotate_names(function: gast.FunctionDef, resolver) -> None:

@@ -16,10 +16,24 @@ class RuleContext:
 
 
 class Rule(gast.NodeTransformer):
-    """A rewrite rule: a NodeTransformer that reads annotations and keeps origins."""
+    """A rewrite rule: a NodeTransformer that reads annotations and keeps origins.
+
+    ``self.function`` is the top-level function being rewritten (the first FunctionDef
+    visited); rules that override ``visit_FunctionDef`` call `enter_function` first.
+    """
 
     def __init__(self, context: RuleContext):
         self.context = context
+        self.function = None
+
+    def enter_function(self, node) -> None:
+        if self.function is None:
+            self.function = node
+
+    def visit_FunctionDef(self, node):
+        self.enter_function(node)
+        self.generic_visit(node)
+        return node
 
     def runtime(self, attr: str) -> gast.Attribute:
         """``psc.<attr>`` as a load expression."""

@@ -55,16 +55,6 @@ def _own_exits(loop, kind) -> list:
 class BreakContinue(Rule):
     """Lowers ``continue`` then ``break`` of every loop that needs it, innermost first."""
 
-    def __init__(self, context):
-        super().__init__(context)
-        self.function = None
-
-    def visit_FunctionDef(self, node):
-        if self.function is None:
-            self.function = node
-        self.generic_visit(node)
-        return node
-
     def _needs_lowering(self, loop, kind) -> bool:
         exits = _own_exits(loop, kind)
         return bool(exits) and (any(exits) or is_staged_loop(loop, self.function))

@@ -42,13 +42,6 @@ class Conditionals(Rule):
     def __init__(self, context):
         super().__init__(context)
         self.names = FunctionNames()
-        self.function = None
-
-    def visit_FunctionDef(self, node):
-        if self.function is None:
-            self.function = node
-        self.generic_visit(node)
-        return node
 
     def visit_If(self, node):
         self.generic_visit(node)

@@ -52,14 +52,7 @@ class Loops(Rule):
 
     def __init__(self, context):
         super().__init__(context)
-        self.function = None
         self.names = FunctionNames()
-
-    def visit_FunctionDef(self, node):
-        if self.function is None:
-            self.function = node
-        self.generic_visit(node)
-        return node
 
     def visit_While(self, node):
         self.generic_visit(node)
