@@ -4,6 +4,7 @@ Generated modules import only this package and NumPy.
 """
 from . import numpy_rules as _numpy_rules  # noqa: F401  (registers the NumPy rules)
 from . import reference
+from .autodiff import grad, hessian, jacfwd, jacrev, jvp, value_and_grad, vjp
 from .builder import Builder
 from .cache import CacheInfo, LRUCache
 from .client import Executable, XLACompileError, compile, get_client
@@ -28,5 +29,6 @@ __all__ = [
     "lookup_rule", "qualified_name", "reference", "register_translation_rule", "registered_names",
     "signature_of", "staged", "translate", "cond", "fori_loop", "set_transpile_hook",
     "setitem", "static_range", "switch", "transpiled", "while_loop", "UNDEFINED", "and_",
-    "for_stmt", "if_stmt", "ifexp", "not_", "or_", "range_", "while_stmt",
+    "for_stmt", "if_stmt", "ifexp", "not_", "or_", "range_", "while_stmt", "grad",
+    "hessian", "jacfwd", "jacrev", "jvp", "value_and_grad", "vjp",
 ]

@@ -245,7 +245,7 @@ def while_stmt(test_fn, body_fn, state, names):
         state = tuple(body_fn(*state))
 
 
-def _staged_while(test_fn, body_fn, state, names, where_body=None):
+def _staged_while(test_fn, body_fn, state, names, where_body=None, trip_count=None):
     b = current_builder()
     state = _expand_undefined(state, _probe_loop_body(b, body_fn, *_layout(state)))
     leaves, treedef, labels = _flatten(state, names)
@@ -280,7 +280,7 @@ def _staged_while(test_fn, body_fn, state, names, where_body=None):
             fixed.append(_carried(sub, out[i], avals[i]))
         return fixed
     init = [_carried(b, leaves[i], avals[i]) for i in carried]
-    return unpack(b.while_loop(cond, body, init))
+    return unpack(b.while_loop(cond, body, init, trip_count=trip_count))
 
 
 def _layout(state):
@@ -384,6 +384,11 @@ def _staged_for(iterable, body_fn, state, names, target, stop):
         value = element(i)
         return (i + step, value, *body_fn(value, *carried))
     full_names = ("<loop index>", "<loop variable>", *names)
+    trip_count = None   # known when the program is built: reverse mode can save states
+    if stop is None and isinstance(iterable, range):
+        trip_count = len(iterable)
+    elif stop is None and isinstance(iterable, Value):
+        trip_count = iterable.shape[0]
     out = _staged_while(test, body, (counter, first, *state), full_names,
-                        where_body=_place(body_fn))
+                        where_body=_place(body_fn), trip_count=trip_count)
     return tuple(out[2:]) if not keep else (out[1], *out[2:])

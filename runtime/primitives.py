@@ -48,8 +48,9 @@ def transpiled(fn):
     """
     if lookup_rule(fn) is not None:
         return lambda *args, **kwargs: translate(current_builder(), fn, *args, **kwargs)
-    if getattr(fn, "__psc_mirror_of__", None) is not None:
-        return fn   # a NumPy mirror function dispatches by itself
+    if getattr(fn, "__psc_mirror_of__", None) is not None or \
+            getattr(fn, "__psc_primitive__", False):
+        return fn   # a NumPy mirror function or a primitive (grad(f)...) stages by itself
     code = getattr(fn, "__code__", None)
     if code is not None and code.co_filename.startswith(GENERATED_PREFIX):
         return fn   # defined in generated code (a body function): already builder code
@@ -196,7 +197,10 @@ def fori_loop(lower, upper, body_fun, init_val):
     def body(sub, state):
         i, val = state
         return sub.add(i, one), _as_state(sub, body_call(i, val), like=val)
-    _, result = b.while_loop(cond, body, (start, _as_state(b, init_val)))
+    trip_count = None if isinstance(lower, Value) or isinstance(upper, Value) else \
+        max(int(upper) - int(lower), 0)
+    _, result = b.while_loop(cond, body, (start, _as_state(b, init_val)),
+                             trip_count=trip_count)
     return result
 
 

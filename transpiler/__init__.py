@@ -10,8 +10,9 @@
 """
 from runtime import (PSCError, PSCNameError, PSCShapeError, PSCSyntaxError,
                      PSCTracedValueError, PSCTypeError, PSCUnsupportedCallError,
-                     PSCValueError, cond, fori_loop, register_translation_rule, static_range,
-                     switch, while_loop)
+                     PSCValueError, cond, fori_loop, grad, hessian, jacfwd, jacrev, jvp,
+                     register_translation_rule, static_range, switch, value_and_grad, vjp,
+                     while_loop)
 
 from .api import PSCFunction, jit_ps
 from .version import __version__
@@ -20,5 +21,6 @@ __all__ = [
     "PSCError", "PSCFunction", "PSCNameError", "PSCShapeError", "PSCSyntaxError",
     "PSCTracedValueError", "PSCTypeError", "PSCUnsupportedCallError", "PSCValueError",
     "__version__", "cond", "fori_loop", "jit_ps", "register_translation_rule",
-    "static_range", "switch", "while_loop",
+    "static_range", "switch", "while_loop", "grad", "hessian", "jacfwd", "jacrev", "jvp",
+    "value_and_grad", "vjp",
 ]

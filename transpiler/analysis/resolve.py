@@ -21,7 +21,8 @@ from ..anno import Anno, getanno, setanno
 from .activity import Scope, ScopedVisitor, scope_of
 
 PRIMITIVES = frozenset({"while_loop", "cond", "fori_loop", "switch", "static_range",
-                        "jit_ps"})
+                        "jit_ps", "grad", "value_and_grad", "jvp", "vjp", "jacfwd", "jacrev",
+                        "hessian"})
 _PRIMITIVE_MODULES = ("transpiler", "runtime", "runtime.primitives", "transpiler.api")
 
 
