@@ -60,3 +60,15 @@ def test_untranslatable_call_is_a_clear_error():
     x = b.parameter(0, (2,), np.float32)
     with pytest.raises(runtime.PSCUnsupportedCallError, match="no translation rule"):
         runtime.translate(b, opaque, x)
+
+
+def test_every_primitive_has_differentiation_rules():
+    from runtime.autodiff import forward, reverse
+    from runtime.autodiff.rules import NONDIFFERENTIABLE, PARTIALS
+    forward_rules = set(NONDIFFERENTIABLE) | set(PARTIALS) | set(forward.LINEAR_OPERANDS) | \
+        set(forward._RULES)
+    reverse_rules = set(NONDIFFERENTIABLE) | set(PARTIALS) | set(reverse._RULES)
+    assert set(OP_DEFS) - forward_rules == set()
+    assert set(OP_DEFS) - reverse_rules == set()
+    # a linear op forward needs a transpose backward
+    assert set(forward.LINEAR_OPERANDS) <= set(reverse._RULES)
