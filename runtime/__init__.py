@@ -14,7 +14,8 @@ from .errors import (PSCError, PSCNameError, PSCShapeError, PSCSyntaxError,
                      PSCTracedValueError, PSCTypeError, PSCUnsupportedCallError,
                      PSCValueError, SourceLocation)
 from .ir import Computation, Value
-from .primitives import (cond, fori_loop, set_transpile_hook, setitem, static_range, switch,
+from .primitives import (cond, fori_loop, getitem, set_transpile_hook, setitem, static_range,
+                         switch,
                          transpiled, while_loop)
 from .signature import LeafSpec, Signature, signature_of
 from .staged import StagedFunction, staged
@@ -28,7 +29,7 @@ __all__ = [
     "SourceLocation", "StagedFunction", "Value", "XLACompileError", "compile", "get_client",
     "lookup_rule", "qualified_name", "reference", "register_translation_rule", "registered_names",
     "signature_of", "staged", "translate", "cond", "fori_loop", "set_transpile_hook",
-    "setitem", "static_range", "switch", "transpiled", "while_loop", "UNDEFINED", "and_",
+    "getitem", "setitem", "static_range", "switch", "transpiled", "while_loop", "UNDEFINED", "and_",
     "for_stmt", "if_stmt", "ifexp", "not_", "or_", "range_", "while_stmt", "grad",
     "hessian", "jacfwd", "jacrev", "jvp", "value_and_grad", "vjp",
 ]

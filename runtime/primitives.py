@@ -101,6 +101,14 @@ def _inlined(fn, build, plain):
     return call
 
 
+def getitem(container, index):
+    """``container[index]``; a traced index into a static container (a NumPy constant, a
+    list of same-shaped arrays) gathers from the container lifted to a constant array."""
+    if has_traced(index) and not isinstance(container, Value):
+        return translate(current_builder(), operator.getitem, container, index)
+    return container[index]
+
+
 def setitem(container, index, value, mode: str | None = None):
     """``container`` with ``container[index]`` replaced (``mode``: combined as ``op=``).
 

@@ -120,7 +120,9 @@ def _fmod(b, x, y):
 
 
 def _logaddexp(log_base):
-    """log(base**x + base**y) without overflow; equal infinities give themselves."""
+    """log(base**x + base**y) = max + log1p(base**-|x - y|), without overflow.  Only equal
+    infinities need a special case (their difference is NaN); keeping ties on the main
+    formula keeps its derivative right there (1/2 each, as max splits ties)."""
     def impl(b, x, y):
         big = b.max(x, y)
         gap = b.neg(b.abs(b.sub(x, y)))
@@ -129,8 +131,8 @@ def _logaddexp(log_base):
         else:
             scale = full_like_value(b, log_base, x)
             tail = b.div(b.log1p(b.exp(b.mul(gap, scale))), scale)
-        same = b.add(x, full_like_value(b, math.log(2.0) / log_base, x))
-        return b.select(b.eq(x, y), same, b.add(big, tail))   # NaN flows through tail
+        same_infinity = b.and_(b.eq(x, y), _isinf(b, x))
+        return b.select(same_infinity, x, b.add(big, tail))   # NaN flows through tail
     return impl
 
 

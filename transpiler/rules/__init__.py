@@ -11,6 +11,7 @@ from .conditionals import Conditionals
 from .logical_expressions import LogicalExpressions
 from .loops import Loops
 from .return_statements import ReturnStatements
+from .static_subscripts import StaticSubscripts
 from .subscript_assignment import SubscriptAssignment
 
 REANALYZE = "reanalyze"
@@ -19,6 +20,9 @@ PIPELINE = [
     # Element updates first: the calls they write (`psc.setitem`, `slice`) carry no
     # resolution, which TranspiledCalls takes as "written by a rule" and leaves alone.
     SubscriptAssignment,
+    # Reads of static containers after element updates (whose targets it must not touch);
+    # the `psc.getitem` calls it writes carry no resolution, like SubscriptAssignment's.
+    StaticSubscripts,
     # Calls before any rule adds nested functions (TranspiledCalls needs every function's
     # scope annotation, which generated body functions do not have).
     TranspiledCalls,
@@ -40,5 +44,5 @@ PIPELINE = [
 ]
 
 __all__ = ["PIPELINE", "REANALYZE", "BreakContinue", "BuildFunction", "Conditionals",
-           "LogicalExpressions", "Loops", "ReturnStatements", "SubscriptAssignment",
-           "TranspiledCalls"]
+           "LogicalExpressions", "Loops", "ReturnStatements", "StaticSubscripts",
+           "SubscriptAssignment", "TranspiledCalls"]

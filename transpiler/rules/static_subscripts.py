@@ -1,0 +1,47 @@
+"""Reading a static container at a computed index goes through `runtime.getitem`.
+
+``OBSERVATIONS[t]`` indexes a NumPy constant; inside a staged loop ``t`` is traced, and
+NumPy itself cannot take a traced index.  `runtime.getitem` indexes as Python does when the
+index is static, and otherwise lifts the container to a constant array and gathers.
+Subscripts of traced arrays, and indices that are literals, stay as written.
+
+>>> print(demo(StaticSubscripts, '''
+... def f(x, t):
+...     OBS = np.arange(5)
+...     return x[t] + OBS[t] + OBS[2] + x.shape[0]
+... '''))
+def f(x, t):
+    OBS = np.arange(5)
+    return x[t] + psc.getitem(OBS, t) + OBS[2] + x.shape[0]
+"""
+from __future__ import annotations
+
+import gast
+
+from ..anno import Anno, BindingTime, getanno
+from .base import Rule, demo  # noqa: F401  (demo: used by the doctest)
+from .flags import runtime_call
+
+
+def _literal(index) -> bool:
+    """An index made of constants and slices of constants only."""
+    return all(isinstance(n, (gast.Constant, gast.Slice, gast.Tuple, gast.UnaryOp,
+                              gast.USub, gast.UAdd, gast.Load))
+               for n in gast.walk(index))
+
+
+class StaticSubscripts(Rule):
+    """``static[i]`` -> ``psc.getitem(static, i)`` when ``i`` is not a literal."""
+
+    def visit_Subscript(self, node):
+        self.generic_visit(node)
+        if not isinstance(node.ctx, gast.Load) or _literal(node.slice):
+            return node
+        if getanno(node.value, Anno.BINDING_TIME) is not BindingTime.STATIC:
+            return node
+        if isinstance(node.value, gast.Attribute) and node.value.attr in ("shape",
+                                                                          "strides"):
+            return node   # x.shape[i]: a tuple of ints, indexed as Python
+        from .subscript_assignment import _index_expression
+        return runtime_call(self.context.runtime_alias, "getitem", node.value,
+                            _index_expression(node.slice))
