@@ -23,6 +23,9 @@ test: venv
 
 bench: venv
 	$(PY) benchmarks/dispatch.py --write benchmarks/RESULTS.md
+	$(PY) benchmarks/compile_latency.py --write benchmarks/RESULTS.md
+	$(PY) benchmarks/selu_fusion.py --write benchmarks/RESULTS.md
+	$(PY) benchmarks/table1.py --write benchmarks/RESULTS.md
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache
