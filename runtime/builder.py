@@ -345,7 +345,8 @@ class Builder:
                     region.captures[value] = inner
                 region.params.append(inner)
 
-    def while_loop(self, cond_fn: Callable, body_fn: Callable, init, trip_count=None):
+    def while_loop(self, cond_fn: Callable, body_fn: Callable, init, trip_count=None,
+                   max_trip_count=None):
         """Functional while loop over a pytree of Values.
 
         ``cond_fn(b, state) -> bool scalar`` and ``body_fn(b, state) -> state`` build with
@@ -357,7 +358,8 @@ class Builder:
             return state
 
         ``trip_count``, when the number of iterations is known when the program is built
-        (a loop over a static range), is recorded for reverse-mode differentiation.
+        (a loop over a static range), or ``max_trip_count``, a bound on it (the same loop
+        with a ``break``), is recorded for reverse-mode differentiation.
         """
         leaves, treedef = self._leaves(init, "while_loop state")
         cond, pred = self._run_region("while_cond", cond_fn, leaves, treedef)
@@ -377,7 +379,7 @@ class Builder:
         avals = [(v.shape, v.dtype) for v in leaves + captured]
         results = self._op("while", leaves + captured, (cond._region, body._region),
                            result_avals=tuple(avals), num_state=len(leaves),
-                           trip_count=trip_count)
+                           trip_count=trip_count, max_trip_count=max_trip_count)
         for result, leaf in zip(results, leaves):
             result.weak = leaf.weak
         return tree_util.tree_unflatten(treedef, results[:len(leaves)])

@@ -245,15 +245,25 @@ def while_stmt(test_fn, body_fn, state, names):
         state = tuple(body_fn(*state))
 
 
-def _staged_while(test_fn, body_fn, state, names, where_body=None, trip_count=None):
+def _staged_while(test_fn, body_fn, state, names, where_body=None, trip_count=None,
+                  max_trip_count=None):
     b = current_builder()
-    state = _expand_undefined(state, _probe_loop_body(b, body_fn, *_layout(state)))
+    where = ("before the loop", f"after an iteration ({where_body or _place(body_fn)})")
+    state = tuple(state)
     leaves, treedef, labels = _flatten(state, names)
     avals = [_aval(v) for v in leaves]
-    where = ("before the loop", f"after an iteration ({where_body or _place(body_fn)})")
-    for _ in range(4):   # weak numbers adopt the dtypes the body gives them
-        out = _expand_undefined(_probe_loop_body(b, body_fn, leaves, avals, treedef), state)
-        out_leaves, out_treedef = tree_util.tree_flatten(out)
+    # Probe only when something can still change type: a weak number, a static value or an
+    # UNDEFINED result.  Each probe's result is used once for expansion and unification.
+    learning = any(not isinstance(v, Value) or v.weak for v in leaves)
+    for _ in range(6 if learning else 0):
+        out = _probe_loop_body(b, body_fn, leaves, avals, treedef)
+        expanded = _expand_undefined(state, out)
+        if tree_util.tree_structure(expanded) != treedef:   # an early result's container
+            state = expanded
+            leaves, treedef, labels = _flatten(state, names)
+            avals = [_aval(v) for v in leaves]
+            continue
+        out_leaves, out_treedef = tree_util.tree_flatten(_expand_undefined(out, state))
         _check_structure(names, treedef, out_treedef, "in the loop")
         new = [_unify(label, a, _aval(v), where)
                for label, a, v in zip(labels, avals, out_leaves)]
@@ -272,15 +282,17 @@ def _staged_while(test_fn, body_fn, state, names, where_body=None, trip_count=No
         return truth(test_fn(*unpack(values)))
 
     def body(sub, values):
-        out = tree_util.tree_leaves(_expand_undefined(tuple(body_fn(*unpack(values))),
-                                                      state))
+        out, out_treedef = tree_util.tree_flatten(
+            _expand_undefined(tuple(body_fn(*unpack(values))), state))
+        _check_structure(names, treedef, out_treedef, "in the loop")
         fixed = []
         for i in carried:
             _unify(labels[i], avals[i], _aval(out[i]), where)   # names a change, if any
             fixed.append(_carried(sub, out[i], avals[i]))
         return fixed
     init = [_carried(b, leaves[i], avals[i]) for i in carried]
-    return unpack(b.while_loop(cond, body, init, trip_count=trip_count))
+    return unpack(b.while_loop(cond, body, init, trip_count=trip_count,
+                               max_trip_count=max_trip_count))
 
 
 def _layout(state):
@@ -384,11 +396,12 @@ def _staged_for(iterable, body_fn, state, names, target, stop):
         value = element(i)
         return (i + step, value, *body_fn(value, *carried))
     full_names = ("<loop index>", "<loop variable>", *names)
-    trip_count = None   # known when the program is built: reverse mode can save states
-    if stop is None and isinstance(iterable, range):
-        trip_count = len(iterable)
-    elif stop is None and isinstance(iterable, Value):
-        trip_count = iterable.shape[0]
+    # Known when the program is built, the number of iterations lets reverse mode save
+    # every iteration's state; with a `break` it is an upper bound.
+    bound = len(iterable) if isinstance(iterable, range) else \
+        iterable.shape[0] if isinstance(iterable, Value) else None
     out = _staged_while(test, body, (counter, first, *state), full_names,
-                        where_body=_place(body_fn), trip_count=trip_count)
+                        where_body=_place(body_fn),
+                        trip_count=bound if stop is None else None,
+                        max_trip_count=bound if stop is not None else None)
     return tuple(out[2:]) if not keep else (out[1], *out[2:])

@@ -37,20 +37,19 @@ def _require(condition: bool, error, message: str, hint: str | None = None):
 
 
 def _same_dtypes(name: str, operands) -> None:
-    kinds = {v.dtype for v in operands}
-    _require(len(kinds) == 1, PSCTypeError,
-             f"operands of {name} must have one dtype, got "
-             + ", ".join(_fmt(v) for v in operands),
-             "builder ops are strict: convert operands first (NumPy promotion lives in "
-             "the translation rules)")
+    if any(v.dtype != operands[0].dtype for v in operands):   # (the message costs more)
+        raise PSCTypeError(f"operands of {name} must have one dtype, got "
+                           + ", ".join(_fmt(v) for v in operands),
+                           hint="builder ops are strict: convert operands first (NumPy "
+                                "promotion lives in the translation rules)")
 
 
 def _same_shapes(name: str, operands) -> None:
-    shapes = {v.shape for v in operands}
-    _require(len(shapes) == 1, PSCShapeError,
-             f"operands of {name} must have one shape, got "
-             + ", ".join(_fmt(v) for v in operands),
-             "builder ops are strict: broadcast operands first with broadcast_in_dim")
+    if any(v.shape != operands[0].shape for v in operands):
+        raise PSCShapeError(f"operands of {name} must have one shape, got "
+                            + ", ".join(_fmt(v) for v in operands),
+                            hint="builder ops are strict: broadcast operands first with "
+                                 "broadcast_in_dim")
 
 
 # --- element-wise -----------------------------------------------------------------------
@@ -90,8 +89,8 @@ BINARY_OPS = {
 
 def _check_kind(name: str, v, kind) -> None:
     accepts, phrase = kind
-    _require(accepts(v.dtype), PSCTypeError,
-             f"{name} needs a {phrase} operand, got {_fmt(v)}")
+    if not accepts(v.dtype):
+        raise PSCTypeError(f"{name} needs a {phrase} operand, got {_fmt(v)}")
 
 
 def _infer_unary(name):

@@ -77,7 +77,8 @@ class _Generated:
     def __init__(self, fn, static_argnames=(), generated_dir=None):
         self.fn = fn
         self.source = function_source(fn)
-        self.name = self.source.parse().name
+        # a lambda is named after its line by the parser; anything else keeps its name
+        self.name = fn.__name__ if fn.__name__ != "<lambda>" else self.source.parse().name
         module_ast = module_ast_of(self.source.file)
         on_disk = _up_to_date_module(generated_paths(self.source.file, generated_dir),
                                      self.name, self.source.digest(static_argnames))

@@ -56,6 +56,7 @@ def transpile_function(source: FunctionSource, *, resolver=None, module_ast=None
                        module_name: str = "__main__", static_argnames=(),
                        runtime_alias: str = "psc") -> TranspiledFunction:
     function = source.parse()
+    name = function.name   # before BuildFunction renames it
     analyze(source, function, resolver=resolver, module_ast=module_ast,
                     module_name=module_name, static_argnames=static_argnames)
     check_subset(source, function, static_argnames)
@@ -67,7 +68,6 @@ def transpile_function(source: FunctionSource, *, resolver=None, module_ast=None
             function = rule(context).visit(function)
     gast.fix_missing_locations(function)
     free = frozenset(free_names(function))
-    name = source.parse().name
     return TranspiledFunction(name, source, function, context.builder_name, free,
                               source.digest(static_argnames))
 

@@ -42,20 +42,34 @@ def _lift(b, tree):
     return tree_util.tree_map(lift, tree)
 
 
-def _staged(key, transform, *args):
+def _staged_with_static_ints(key, positions, transform, args, kwargs):
+    """From plain Python, Python ints and bools that are not differentiated are static
+    (loop bounds stay known, as with jax.grad): they join the key, not the arguments."""
+    static = {i: a for i, a in enumerate(args)
+              if i not in positions and type(a) in (int, bool)}
+    traced = [a for i, a in enumerate(args) if i not in static]
+
+    def with_static(*traced_args, **k):
+        it = iter(traced_args)
+        full = [static[i] if i in static else next(it) for i in range(len(args))]
+        return transform(*full, **k)
+    return _staged(key + (tuple(sorted(static.items())),), with_static, *traced, **kwargs)
+
+
+def _staged(key, transform, *args, **kwargs):
     """Run ``transform(*args)`` compiled, from plain Python: one staged function per
     ``key`` (the transform's name, the function and its options), compiled per signature."""
     staged = _staged_cache.get(key)
     if staged is None:
-        def build(b, *call_args):
-            return transform(*call_args)
+        def build(b, *call_args, **call_kwargs):
+            return transform(*call_args, **call_kwargs)
 
-        def interface(*call_args):  # pragma: no cover - only its signature is used
+        def interface(*call_args, **call_kwargs):  # pragma: no cover - signature only
             raise NotImplementedError
         interface.__name__ = f"{key[0]}_{getattr(key[1], '__name__', 'f')}"
         staged = _staged_cache[key] = StagedFunction(build, interface,
                                                      name=interface.__name__)
-    return staged(*args)
+    return staged(*args, **kwargs)
 
 
 def _float_check(b, leaves, what):
@@ -140,6 +154,7 @@ def vjp(fun, *primals, has_aux=False):
         grads = [ct if ct is not None else zeros_like(sub, p)
                  for ct, p in zip(param_cts, p_leaves)]
         return tree_util.tree_unflatten(p_tree, grads)
+    vjp_fn.__psc_primitive__ = True   # called from PSC code as it is, not transpiled
     if has_aux:
         aux = call(*primals)[1]
         return out, vjp_fn, aux
@@ -160,17 +175,18 @@ def value_and_grad(fun, argnums=0, has_aux=False):
     key = (fun, argnums if isinstance(argnums, int) else tuple(argnums), has_aux)
 
     @functools.wraps(fun)
-    def value_and_grad_f(*args):
+    def value_and_grad_f(*args, **kwargs):
         if not has_builder():
-            return _staged(("value_and_grad",) + key,
-                           lambda *a: _value_and_grad_transform(fun, key[1], has_aux, *a),
-                           *args)
-        return _value_and_grad_transform(fun, key[1], has_aux, *args)
+            return _staged_with_static_ints(
+                ("value_and_grad",) + key, _positions(key[1]),
+                lambda *a, **k: _value_and_grad_transform(fun, key[1], has_aux, *a, **k),
+                args, kwargs)
+        return _value_and_grad_transform(fun, key[1], has_aux, *args, **kwargs)
     value_and_grad_f.__psc_primitive__ = True
     return value_and_grad_f
 
 
-def _value_and_grad_transform(fun, argnums, has_aux, *args):
+def _value_and_grad_transform(fun, argnums, has_aux, *args, **kwargs):
     b = current_builder()
     positions = _positions(argnums)
     for p in positions:
@@ -184,9 +200,16 @@ def _value_and_grad_transform(fun, argnums, has_aux, *args):
         full = list(args)
         for p, value in zip(positions, diff_args):
             full[p] = value
-        return transpiled(fun)(*full)
+        return transpiled(fun)(*full, **kwargs)
     result = vjp(partial, *diff, has_aux=has_aux)
     value, vjp_fn = result[0], result[1]
+    if not isinstance(value, Value) and np.ndim(value) == 0 and \
+            np.asarray(value).dtype.kind == "f":
+        # the output does not depend on the inputs: the gradient is zero (as JAX)
+        value = b.constant(np.asarray(value))
+        zeros = tree_util.tree_map(lambda leaf: zeros_like(b, leaf), diff)
+        grads = zeros[0] if isinstance(argnums, int) else tuple(zeros)
+        return ((value, result[2]) if has_aux else value), grads
     if not isinstance(value, Value) or value.shape != () or not is_float(value):
         raise b.error(PSCTypeError, "grad requires a function returning a real scalar, got "
                       f"{getattr(value, 'dtype', type(value).__name__)}"
@@ -203,8 +226,8 @@ def grad(fun, argnums=0, has_aux=False):
     value_and_grad_f = value_and_grad(fun, argnums, has_aux)
 
     @functools.wraps(fun)
-    def grad_f(*args):
-        value, grads = value_and_grad_f(*args)
+    def grad_f(*args, **kwargs):
+        value, grads = value_and_grad_f(*args, **kwargs)
         return (grads, value[1]) if has_aux else grads
     grad_f.__psc_primitive__ = True
     return grad_f

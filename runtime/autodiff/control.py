@@ -94,17 +94,24 @@ def while_jvp(b, op, primals, tangents):
 
 def while_vjp(b, op, primals, results, cts):
     trip_count = op.attrs.get("trip_count")
-    if trip_count is None:
-        raise b.error(PSCValueError, "reverse-mode differentiation through a while loop "
-                      "whose number of iterations is only known when the program runs is "
-                      "not supported: the values each iteration needs cannot be stored "
-                      "without knowing how many there are",
-                      "use a for loop over range() with static bounds (or fori_loop with "
-                      "static bounds), or forward mode (jvp, jacfwd)")
-    _, body_region = op.regions
+    guarded = trip_count is None and op.attrs.get("max_trip_count") is not None
+    if guarded:   # a bounded loop: run the bound, each step guarded by the loop test
+        trip_count = op.attrs["max_trip_count"]
     n = op.attrs["num_state"]
+    if trip_count == 0:   # the loop never runs: cotangents pass straight through
+        return list(cts[:n]) + [None] * (len(primals) - n)
+    if trip_count is None:
+        raise PSCValueError(
+            "reverse-mode differentiation through a while loop whose number of iterations "
+            "is only known when the program runs is not supported: the values each "
+            "iteration needs cannot be stored without knowing how many there are",
+            op.location or b.location,
+            "use a for loop over range() with static bounds and no break or early return "
+            "(or fori_loop with static bounds), or forward mode (jvp, jacfwd)")
+    cond_region, body_region = op.regions
+    cond_region = cond_region if guarded else None
     state, captured = primals[:n], primals[n:]
-    saved = _saved_states(b, body_region, state, captured, trip_count)
+    saved = _saved_states(b, cond_region, body_region, state, captured, trip_count)
     state_cts = _materialize(b, cts[:n], state)
     captured_cts = _materialize(b, [None] * len(captured), captured)
     counter = b.constant(np.int32(trip_count - 1))
@@ -117,20 +124,41 @@ def while_vjp(b, op, primals, results, cts):
         current = [sub.reshape(sub.dynamic_slice(buf, [k] + [sub.constant(np.int32(0))] *
                                                  (buf.ndim - 1), (1,) + buf.shape[1:]),
                                buf.shape[1:]) for buf in saved]
-        env = forward_pass(sub, body_region, current + list(captured))
-        out_cts = _fill(state_cts, cs) + [None] * len(captured)
-        param_cts, _ = backward_pass(sub, body_region, env, out_cts)
-        new_cs = _present(_materialize(sub, param_cts[:n], current))
-        grown = _materialize(sub, param_cts[n:], captured)
-        new_acc = [sub.add(a, g) for a, g in zip(acc, _present(grown))]
+        step_cts = _step_vjp(sub, cond_region, body_region, current, captured, state_cts,
+                             list(cs))
+        new_cs, grown = step_cts
+        new_acc = [sub.add(a, g) for a, g in zip(acc, grown)]
         return sub.sub(k, sub.constant(np.int32(1))), new_cs, new_acc
     _, final_cs, final_acc = b.while_loop(
         cond, body, (counter, _present(state_cts), _present(captured_cts)))
     return _fill(state_cts, final_cs) + _fill(captured_cts, final_acc)
 
 
-def _saved_states(b, body_region, state, captured, trip_count):
-    """Every iteration's input state, stacked: buffers of shape (trip_count, ...)."""
+def _step_vjp(b, cond_region, body_region, current, captured, state_cts, cs):
+    """Cotangents through one step: (state cotangents, captured cotangent increments).
+    A guarded step (``cond_region``) applies the body's VJP only where the test held."""
+    n = len(current)
+
+    def through_body(sub, operands):
+        cur, c = operands
+        env = forward_pass(sub, body_region, list(cur) + list(captured))
+        out_cts = _fill(state_cts, c) + [None] * len(captured)
+        param_cts, _ = backward_pass(sub, body_region, env, out_cts)
+        return (_present(_materialize(sub, param_cts[:n], cur)),
+                _present(_materialize(sub, param_cts[n:], captured)))
+    if cond_region is None:
+        return through_body(b, (current, cs))
+
+    def skipped(sub, operands):
+        _, c = operands
+        return list(c), _present(_materialize(sub, [None] * len(captured), captured))
+    pred = forward_pass(b, cond_region, list(current) + list(captured))[cond_region.outputs[0]]
+    return b.conditional(pred, [through_body, skipped], (list(current), cs))
+
+
+def _saved_states(b, cond_region, body_region, state, captured, trip_count):
+    """Every iteration's input state, stacked: buffers of shape (trip_count, ...).  With a
+    ``cond_region`` each step keeps its state once the loop test fails."""
     n = len(state)
     buffers = [b.broadcast_in_dim(b.constant(np.zeros((), s.dtype)), (trip_count,) + s.shape,
                                   ()) for s in state]
@@ -146,6 +174,10 @@ def _saved_states(b, body_region, state, captured, trip_count):
                 for buf, s in zip(bufs, current)]
         env = forward_pass(sub, body_region, list(current) + list(captured))
         nxt = [env[v] for v in body_region.outputs[:n]]
+        if cond_region is not None:
+            going = forward_pass(sub, cond_region, list(current) + list(captured))[
+                cond_region.outputs[0]]
+            nxt = [sub.select(going, new, old) for new, old in zip(nxt, current)]
         return sub.add(k, sub.constant(np.int32(1))), nxt, bufs
     _, _, saved = b.while_loop(cond, body, (zero, list(state), buffers))
     return saved

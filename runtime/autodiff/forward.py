@@ -135,23 +135,41 @@ def chooser_weights(b, x, result, dims):
 
 
 def product_of_others(b, x, dims):
-    """For each element, the product of the other elements reduced with it (no division:
-    exact with zeros), from exclusive cumulative products along the flattened dims."""
+    """For each element, the product of the other elements reduced with it: exclusive
+    prefix times exclusive suffix products, without division (exact with zeros).  The
+    scans are built from slices, pads and multiplies (log-depth doubling), so this can be
+    differentiated again (second derivatives of ``prod``)."""
     others = [d for d in range(x.ndim) if d not in dims]
     moved = b.transpose(x, others + list(dims))
     lead = [x.shape[d] for d in others]
     n = int(np.prod([x.shape[d] for d in dims], dtype=np.int64))
     flat = b.reshape(moved, lead + [n])
     axis = len(lead)
-    one = b.broadcast_in_dim(b.constant(np.ones((), x.dtype)), lead + [1], ())
-    before = b.concatenate([one, b.slice(b.cumulative(flat, "prod", axis),
-                                         [0] * (axis + 1), lead + [max(n - 1, 0)])], axis)
-    after_rev = b.cumulative(b.reverse(flat, [axis]), "prod", axis)
-    after = b.reverse(b.concatenate([one, b.slice(after_rev, [0] * (axis + 1),
-                                                  lead + [max(n - 1, 0)])], axis), [axis])
+    before = _exclusive_products(b, flat, axis)
+    after = b.reverse(_exclusive_products(b, b.reverse(flat, [axis]), axis), [axis])
     others_product = b.reshape(b.mul(before, after), [*lead, *[x.shape[d] for d in dims]])
-    inverse = np.argsort(others + list(dims))
-    return b.transpose(others_product, inverse)
+    return b.transpose(others_product, np.argsort(others + list(dims)))
+
+
+def _shifted(b, x, axis, shift):
+    """``x`` moved ``shift`` places along ``axis``, filled with ones."""
+    n = x.shape[axis]
+    limit = list(x.shape)
+    limit[axis] = max(n - shift, 0)
+    kept = b.slice(x, [0] * x.ndim, limit)
+    low, high = [0] * x.ndim, [0] * x.ndim
+    low[axis] = min(shift, n)
+    return b.pad(kept, b.constant(np.ones((), x.dtype)), low, high)
+
+
+def _exclusive_products(b, x, axis):
+    """``out[i] = prod(x[:i])`` along ``axis`` (Hillis-Steele doubling)."""
+    products = _shifted(b, x, axis, 1)
+    shift = 1
+    while shift < x.shape[axis]:
+        products = b.mul(products, _shifted(b, products, axis, shift))
+        shift *= 2
+    return products
 
 
 def _cumulative_jvp(b, op, primals, tangents):

@@ -8,11 +8,12 @@
 * `JVP` / `VJP`: the other ops (reductions by max/min/prod, sort, dot_general...).
 * `NONDIFFERENTIABLE`: ops whose results carry no derivative (comparisons, integer ops,
   iota, argmax): their tangents are zero.
-Control flow (``while``, ``case``) lives in `forward.py` / `reverse.py`.
-`tests/test_autodiff_rules.py` checks every op has a rule.
+Control flow (``while``, ``case``) lives in `control.py`.  `tests/test_registries.py` checks
+every op has a rule in both modes.
 
-JAX's conventions at non-differentiable points: ``abs'(0) = 0``; ``max``/``min`` split the
-derivative evenly between tied operands; ``floor``/``round``/``sign`` have zero derivative.
+At non-differentiable points: ``max``/``min`` split the derivative evenly between tied
+operands (as JAX); ``abs'(0) = 0`` (the subgradient central differences give; JAX 0.10
+gives 1); ``floor``/``round``/``sign`` have zero derivative.
 """
 from __future__ import annotations
 

@@ -120,19 +120,23 @@ def _fmod(b, x, y):
 
 
 def _logaddexp(log_base):
-    """log(base**x + base**y) = max + log1p(base**-|x - y|), without overflow.  Only equal
-    infinities need a special case (their difference is NaN); keeping ties on the main
-    formula keeps its derivative right there (1/2 each, as max splits ties)."""
+    """log(base**x + base**y) = larger + log1p(base**(smaller - larger)), without overflow.
+
+    Which operand counts as the larger is chosen once (``x >= y``) and used for both
+    terms, so the formula is smooth through ties and its first and second derivatives are
+    right there (1/2 each; no ``abs``/``max`` kinks).  Only equal infinities need a special
+    case (their difference is NaN)."""
     def impl(b, x, y):
-        big = b.max(x, y)
-        gap = b.neg(b.abs(b.sub(x, y)))
+        first = b.ge(x, y)
+        larger = b.select(first, x, y)
+        gap = b.select(first, b.sub(y, x), b.sub(x, y))   # <= 0
         if log_base == 1.0:
             tail = b.log1p(b.exp(gap))
         else:
             scale = full_like_value(b, log_base, x)
             tail = b.div(b.log1p(b.exp(b.mul(gap, scale))), scale)
         same_infinity = b.and_(b.eq(x, y), _isinf(b, x))
-        return b.select(same_infinity, x, b.add(big, tail))   # NaN flows through tail
+        return b.select(same_infinity, x, b.add(larger, tail))   # NaN flows through tail
     return impl
 
 

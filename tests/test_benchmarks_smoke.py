@@ -1,0 +1,59 @@
+"""The benchmark scripts run end to end at tiny sizes and print their sections.
+
+Each runs in a subprocess (``dispatch.py`` turns on jax's 64-bit mode globally, which must
+not leak into the test process), writing to a temporary RESULTS file and PNG, never to
+``benchmarks/RESULTS.md``.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BENCHMARKS = os.path.join(ROOT, "benchmarks")
+REAL_RESULTS = os.path.join(BENCHMARKS, "RESULTS.md")
+
+CASES = {
+    "dispatch": (["--calls", "20", "--repeats", "1"],
+                 "## Dispatch overhead (`benchmarks/dispatch.py`)"),
+    "selu_fusion": (["--batch", "8", "--features", "16", "--calls", "2", "--repeats", "1"],
+                    "## SeLU fusion (`benchmarks/selu_fusion.py`)"),
+    "compile_latency": (["--sizes", "small"],
+                        "## Compile latency (`benchmarks/compile_latency.py`)"),
+}
+
+
+def _snapshot(path):
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError:
+        return None
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_benchmark_runs(name, tmp_path):
+    extra, header = CASES[name]
+    results = tmp_path / "RESULTS.md"
+    results.write_text("# Benchmark results\n\n## Other section\n\nkept\n")
+    args = [sys.executable, os.path.join(BENCHMARKS, f"{name}.py"), *extra,
+            "--write", str(results)]
+    if name == "compile_latency":
+        args += ["--png", str(tmp_path / "compile_latency.png")]
+    before = _snapshot(REAL_RESULTS)
+    proc = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert header in proc.stdout
+    written = results.read_text()
+    assert header in written and "## Other section\n\nkept" in written
+    assert written.count(header) == 1
+    assert _snapshot(REAL_RESULTS) == before, "the real RESULTS.md was modified"
+    if name == "compile_latency":
+        png = tmp_path / "compile_latency.png"
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert "![compile latency against program size](compile_latency.png)" in written
+    if name == "selu_fusion":
+        assert "dot fused with bias add + SeLU?" in proc.stdout
