@@ -139,7 +139,7 @@ def vjp(fun, *primals, has_aux=False):
     p_leaves, p_tree = tree_util.tree_flatten(primals)
     call = transpiled(fun)
     traced = trace(b, (lambda *a: call(*a)[0]) if has_aux else call, primals)
-    env = forward_pass(b, traced.region, p_leaves)
+    env = forward_pass(b, traced.region, p_leaves, save_loops=True)
     values = [env[v] if isinstance(v, Value) else v for v in traced.outputs]
     out = tree_util.tree_unflatten(traced.out_treedef, values)
 

@@ -58,7 +58,7 @@ def case_vjp(b, op, primals, results, cts):
     def branch(region):
         def build(sub, operands):
             ps, cs = operands
-            env = forward_pass(sub, region, ps)
+            env = forward_pass(sub, region, ps, save_loops=True)
             param_cts, _ = backward_pass(sub, region, env, _fill(cts, cs))
             return _present(_materialize(sub, param_cts, ps))
         return build
@@ -92,7 +92,7 @@ def while_jvp(b, op, primals, tangents):
     return list(final) + list(captured), _fill(state_t, final_t) + [None] * len(captured)
 
 
-def while_vjp(b, op, primals, results, cts):
+def while_vjp(b, op, primals, results, cts, saved=None):
     trip_count = op.attrs.get("trip_count")
     guarded = trip_count is None and op.attrs.get("max_trip_count") is not None
     if guarded:   # a bounded loop: run the bound, each step guarded by the loop test
@@ -111,7 +111,8 @@ def while_vjp(b, op, primals, results, cts):
     cond_region, body_region = op.regions
     cond_region = cond_region if guarded else None
     state, captured = primals[:n], primals[n:]
-    saved = _saved_states(b, cond_region, body_region, state, captured, trip_count)
+    if saved is None:   # the forward pass did not keep them: run the loop again
+        saved = _saved_states(b, cond_region, body_region, state, captured, trip_count)[1]
     state_cts = _materialize(b, cts[:n], state)
     captured_cts = _materialize(b, [None] * len(captured), captured)
     counter = b.constant(np.int32(trip_count - 1))
@@ -141,7 +142,7 @@ def _step_vjp(b, cond_region, body_region, current, captured, state_cts, cs):
 
     def through_body(sub, operands):
         cur, c = operands
-        env = forward_pass(sub, body_region, list(cur) + list(captured))
+        env = forward_pass(sub, body_region, list(cur) + list(captured), save_loops=True)
         out_cts = _fill(state_cts, c) + [None] * len(captured)
         param_cts, _ = backward_pass(sub, body_region, env, out_cts)
         return (_present(_materialize(sub, param_cts[:n], cur)),
@@ -179,5 +180,22 @@ def _saved_states(b, cond_region, body_region, state, captured, trip_count):
                 cond_region.outputs[0]]
             nxt = [sub.select(going, new, old) for new, old in zip(nxt, current)]
         return sub.add(k, sub.constant(np.int32(1))), nxt, bufs
-    _, _, saved = b.while_loop(cond, body, (zero, list(state), buffers))
-    return saved
+    _, final, saved = b.while_loop(cond, body, (zero, list(state), buffers),
+                                   trip_count=trip_count)
+    return final, saved
+
+
+def saving_while(b, op, operands):
+    """Replay a loop with a known trip count (or bound) as the loop that also saves every
+    iteration's state: (the loop's results, the saved-state buffers)."""
+    n = op.attrs["num_state"]
+    state, captured = operands[:n], operands[n:]
+    guarded = not op.attrs.get("trip_count")
+    trip_count = op.attrs["max_trip_count"] if guarded else op.attrs["trip_count"]
+    cond_region, body_region = op.regions
+    final, saved = _saved_states(b, cond_region if guarded else None, body_region, state,
+                                 captured, trip_count)
+    results = list(final) + list(captured)
+    for new, old in zip(results, op.results):
+        new.weak = old.weak
+    return results, saved

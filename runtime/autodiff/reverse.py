@@ -17,15 +17,28 @@ from .rules import NONDIFFERENTIABLE, PARTIALS, is_float
 from .trace import replay
 
 
-def forward_pass(b, region, primals):
-    """Replay ``region`` on ``primals``: a map from each region value to its value in b."""
+def forward_pass(b, region, primals, save_loops=False):
+    """Replay ``region`` on ``primals``: a map from each region value to its value in b.
+
+    With ``save_loops`` (a backward pass follows), a loop whose trip count (or a bound on
+    it) is known is replayed as the loop that also saves every iteration's state; the
+    buffers are kept in the map under the op, for the loop's VJP."""
     env = dict(zip(region.params, primals))
     for outer, inner in region.captures.items():
         env.setdefault(inner, outer)
     for op in region.operations:
-        results = replay(b, op, [env[v] for v in op.operands])
+        operands = [env[v] for v in op.operands]
+        if save_loops and op.name == "while" and _bounded(op):
+            from .control import saving_while
+            results, env[op] = saving_while(b, op, operands)
+        else:
+            results = replay(b, op, operands)
         env.update(zip(op.results, results))
     return env
+
+
+def _bounded(op) -> bool:
+    return bool(op.attrs.get("trip_count") or op.attrs.get("max_trip_count"))
 
 
 def backward_pass(b, region, env, output_cotangents):
@@ -40,7 +53,12 @@ def backward_pass(b, region, env, output_cotangents):
             continue
         primals = [env[v] for v in op.operands]
         results = [env[v] for v in op.results]
-        for value, ct in zip(op.operands, vjp_op(b, op, primals, results, out_cts)):
+        if op.name == "while":
+            from .control import while_vjp
+            operand_cts = while_vjp(b, op, primals, results, out_cts, env.get(op))
+        else:
+            operand_cts = vjp_op(b, op, primals, results, out_cts)
+        for value, ct in zip(op.operands, operand_cts):
             if ct is not None and is_float(value):
                 _accumulate(b, cts, value, ct)
     return [cts.get(p) for p in region.params], {outer: cts.get(inner) for outer, inner in
