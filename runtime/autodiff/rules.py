@@ -11,9 +11,9 @@
 Control flow (``while``, ``case``) lives in `control.py`.  `tests/test_registries.py` checks
 every op has a rule in both modes.
 
-At non-differentiable points: ``max``/``min`` split the derivative evenly between tied
-operands (as JAX); ``abs'(0) = 0`` (the subgradient central differences give; JAX 0.10
-gives 1); ``floor``/``round``/``sign`` have zero derivative.
+At non-differentiable points JAX's conventions: ``max``/``min`` split the derivative evenly
+between tied operands; ``abs'(0) = 1`` (``select(x >= 0, g, -g)``); ``floor``/``round``/
+``sign`` have zero derivative.
 """
 from __future__ import annotations
 
@@ -72,7 +72,8 @@ def _no_partial(name):
 # name -> function(b, *operands, result) -> tuple of partials, one per operand
 PARTIALS = {
     "negate": lambda b, x, r: (_const(b, -1, x),),
-    "abs": lambda b, x, r: (b.sign(x),),
+    "abs": lambda b, x, r: (b.select(b.ge(x, _const(b, 0, x)), _const(b, 1, x),
+                                     _const(b, -1, x)),),   # abs'(0) = 1, as JAX
     "exponential": lambda b, x, r: (r,),
     "log": lambda b, x, r: (_recip(b, x),),
     "log_plus_one": lambda b, x, r: (_recip(b, b.add(x, _const(b, 1, x))),),
