@@ -53,6 +53,9 @@ _COMPARISONS = {"eq": "EQ", "ne": "NE", "lt": "LT", "le": "LE", "gt": "GT", "ge"
 assert set(_UNARY_METHODS.values()) == set(UNARY_OPS)
 
 
+LARGE_CONSTANT_BYTES = 1 << 20   # constants this big become executable arguments
+
+
 class _LocationState:
     """The current source location, shared by a builder and its sub-builders."""
 
@@ -152,7 +155,16 @@ class Builder:
         return value
 
     def constant(self, value, dtype=None) -> Value:
-        """A constant array.  A Python scalar without ``dtype`` gives a weak value."""
+        """A constant array.  A Python scalar without ``dtype`` gives a weak value.
+
+        Large arrays (`LARGE_CONSTANT_BYTES` and up) are recorded once per array object, in
+        the top-level computation (loop bodies capture them), so that `StagedFunction` can
+        pass them to the executable as arguments instead of writing them into the program.
+        """
+        if isinstance(value, np.ndarray) and value.nbytes >= LARGE_CONSTANT_BYTES:
+            if dtype is not None and np.dtype(dtype) != value.dtype:
+                value = value.astype(dtype)
+            return self._resolve(self._large_constant(value))
         weak = dtype is None and type(value) in (bool, int, float, complex)
         try:
             array = np.asarray(value, dtype=dtype)
@@ -164,6 +176,24 @@ class Builder:
         result = self._op1("constant", (), value=array)
         result.weak = weak
         return result
+
+    def _large_constant(self, array: np.ndarray) -> Value:
+        root = self._region
+        while root.parent is not None:
+            root = root.parent
+        table = root.__dict__.setdefault("large_constants", {})
+        found = table.get(id(array))
+        if found is not None and found[0] is array:
+            return found[1]
+        try:
+            dtypes.canonical(array.dtype)
+        except TypeError as err:
+            raise self.error(PSCTypeError, f"cannot make a constant of this array: {err}")
+        op = Operation("constant", (), {"value": array}, (), self.location)
+        op.results = (Value(array.shape, array.dtype, root, op),)
+        root.operations.append(op)
+        table[id(array)] = (array, op.results[0])
+        return op.results[0]
 
     def iota(self, shape, dtype=np.int32, dimension: int = 0) -> Value:
         """``iota(shape, dimension=d)[i] == i[d]``: indices counting along one dimension."""

@@ -26,7 +26,7 @@ from jax._src import config as jax_config
 from jax._src import tree_util as jax_tree_util
 from jaxlib import _jax
 
-from .builder import Builder
+from .builder import LARGE_CONSTANT_BYTES, Builder
 from .cache import CacheInfo, LRUCache
 from .client import Executable, compile, device_put, get_client
 from .context import building
@@ -57,6 +57,7 @@ class _FastPathData(NamedTuple):
 class _Compiled(NamedTuple):
     executable: Executable
     out_treedef: Any
+    const_buffers: list   # device arrays of the large constants, the leading parameters
 
 
 def static_parameters(fn: Callable, static_argnums=(), static_argnames=()):
@@ -123,8 +124,9 @@ class StagedFunction:
         signature, leaves = self._signature(args, kwargs)
         compiled = self._compiled(signature)
         executable = compiled.executable
-        buffers = [device_put(leaf, spec.shape, spec.dtype, executable.device)
-                   for leaf, spec in zip(leaves, signature.leaves)]
+        buffers = compiled.const_buffers + [
+            device_put(leaf, spec.shape, spec.dtype, executable.device)
+            for leaf, spec in zip(leaves, signature.leaves)]
         outputs = executable.execute(buffers)
         result = compiled.out_treedef.unflatten(outputs)
         return result, self._fast_path_data(compiled, args, kwargs, leaves), False
@@ -142,10 +144,11 @@ class StagedFunction:
             return None
         executable = compiled.executable
         sharding, out_avals = executable.sharding, executable.out_shaped_arrays
-        n, m = len(leaves), len(out_avals)
+        n, m = len(compiled.const_buffers) + len(leaves), len(out_avals)
+        # As jax does for closed-over constants: they come first, passed by the C++ side.
         return _FastPathData(executable.loaded, compiled.out_treedef, [sharding] * n,
                              [sharding] * m, out_avals, [True] * m, [True] * n, [None] * n,
-                             [])
+                             list(compiled.const_buffers))
 
     @staticmethod
     def _shard_arg_fallback(value, sharding, layout):
@@ -199,7 +202,10 @@ class StagedFunction:
         out_leaves, out_treedef = _REGISTRY.flatten(result)
         outputs = [_as_output(b, leaf, i) for i, leaf in enumerate(out_leaves)]
         computation = b.build(*outputs)
-        return _Compiled(compile(computation, self.platform), out_treedef)
+        constants = _hoist_large_constants(computation)
+        executable = compile(computation, self.platform)
+        const_buffers = [device_put(c, c.shape, c.dtype, executable.device) for c in constants]
+        return _Compiled(executable, out_treedef, const_buffers)
 
     # --- inspection -----------------------------------------------------------------------
 
@@ -234,6 +240,25 @@ def _drop_first_parameter(build_fn: Callable) -> Callable:
     interface.__signature__ = sig.replace(parameters=params)
     interface.__name__ = getattr(build_fn, "__name__", "staged")
     return interface
+
+
+def _hoist_large_constants(computation) -> list:
+    """Turn the top-level large constants (see `Builder.constant`) into the computation's
+    leading parameters: the program text stays small and XLA receives the data as a buffer.
+    Returns their values, in parameter order."""
+    region = computation.region
+    large = [op for op in region.operations if op.name == "constant" and
+             op.attrs["value"].nbytes >= LARGE_CONSTANT_BYTES]
+    if not large:
+        return []
+    region.operations = [op for op in region.operations if op not in large]
+    hoisted = []
+    for op in large:
+        value = op.results[0]
+        value.producer = None
+        hoisted.append(value)
+    region.params = hoisted + region.params
+    return [op.attrs["value"] for op in large]
 
 
 def _check_hashable(fn_name: str, arg_name: str, value) -> None:
