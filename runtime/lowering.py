@@ -50,20 +50,24 @@ def _location(op: Operation | None) -> str:
 def dense_literal(array: np.ndarray) -> str:
     """``dense<...>`` for a constant: exact (hex bytes) for numbers, words for bools."""
     array = np.asarray(array)
-    if array.dtype == np.bool_:
-        if array.size and (array == array.flat[0]).all():
-            return f"dense<{str(bool(array.flat[0])).lower()}>"
-        flat = ", ".join("true" if x else "false" for x in array.ravel())
-        return f"dense<{flat if array.ndim == 0 else '[' + flat + ']'}>" if array.size else \
-            "dense<>"
     if array.size == 0:
         return "dense<>"
+    if array.dtype == np.bool_:
+        if (array == array.flat[0]).all():
+            return f"dense<{str(bool(array.flat[0])).lower()}>"
+        return f"dense<{_nested_bools(array.tolist())}>"   # nested like the shape
     flat = array.ravel()
     raw = flat.view(np.uint8).reshape(flat.size, -1)
     if (raw == raw[0]).all():
         array = flat[:1]   # a splat: one element's bytes stand for all
     data = np.ascontiguousarray(array).astype(array.dtype.newbyteorder("<")).tobytes()
     return f'dense<"0x{data.hex().upper()}">'
+
+
+def _nested_bools(value) -> str:
+    if isinstance(value, list):
+        return "[" + ", ".join(_nested_bools(v) for v in value) + "]"
+    return "true" if value else "false"
 
 
 class _Printer:

@@ -14,7 +14,7 @@ import zlib
 import numpy as np
 import pytest
 
-from runtime import Builder, Value, compile
+from runtime import Builder, StagedFunction, Value, compile
 
 F32, F64 = np.dtype(np.float32), np.dtype(np.float64)
 I32, I64 = np.dtype(np.int32), np.dtype(np.int64)
@@ -1191,3 +1191,11 @@ def test_parameters_pass_through():
     same_bits(ox, x)
     same_bits(oy, y)
     same_bits(ox2, x)
+
+
+@pytest.mark.parametrize("shape", [(3,), (2, 3), (2, 1, 2)])
+def test_non_splat_bool_constants_of_any_rank(shape):
+    mask = (np.arange(int(np.prod(shape))) % 3 == 0).reshape(shape)
+    f = StagedFunction(lambda b, x: b.and_(b.constant(mask), x))
+    out = np.asarray(f(np.ones(shape, bool)))
+    assert out.dtype == np.bool_ and (out == mask).all()
