@@ -53,7 +53,9 @@ def emit_module(source_display: str, functions: list, module_ast=None,
     """The text of the generated module for ``functions`` of one source file."""
     used = set().union(*(f.free_names for f in functions)) if functions else set()
     imports = module_imports(module_ast, used)
-    imports += statements(RUNTIME_IMPORT, alias=runtime_alias)
+    if any(isinstance(n, gast.Name) and n.id == runtime_alias
+           for f in functions for n in gast.walk(f.node)):
+        imports += statements(RUNTIME_IMPORT, alias=runtime_alias)
     parts = [HEADER.substitute(version=__version__, source=source_display)]
     parts += [FUNCTION_HASH.substitute(name=f.name, digest=f.digest)
               for f in functions]

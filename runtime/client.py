@@ -9,7 +9,6 @@ JAX's global ``jax_enable_x64`` flag.
 from __future__ import annotations
 
 import functools
-from typing import Sequence
 
 import numpy as np
 from jax._src import core

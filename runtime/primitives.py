@@ -163,9 +163,8 @@ def _predicate(b, value, what: str) -> Value:
     if value.shape != ():
         raise b.error(PSCTypeError, f"{what} must be a scalar, got shape {value.shape}",
                       "reduce it first, e.g. with .any() or .all()")
-    if value.dtype != np.bool_:
-        value = translate(b, operator.ne, value, 0)
-    return value
+    from .control_flow import truth
+    return truth(value)
 
 
 @_primitive

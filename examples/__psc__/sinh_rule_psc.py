@@ -3,7 +3,6 @@
 # source line it comes from.
 # psc-function: sinh_plus_one 5fdf16e2c050b5e5
 import runtime.numpy_api as np
-import runtime as psc
 
 
 def build_sinh_plus_one(b, x):  # sinh_rule.py:18

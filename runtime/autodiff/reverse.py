@@ -116,7 +116,7 @@ def _slice_t(b, op, primals, results, cts):
 
 
 def _pad_t(b, op, primals, results, cts):
-    (x, pad_value), (ct,) = primals, cts
+    (x, _), (ct,) = primals, cts
     low, high, interior = op.attrs["low"], op.attrs["high"], op.attrs["interior"]
     zero = b.constant(np.zeros((), ct.dtype))
     # undo negative edge padding (cropping) first, then take every (interior+1)-th element
@@ -146,7 +146,7 @@ def _convert_t(b, op, primals, results, cts):
 
 
 def _select_t(b, op, primals, results, cts):
-    (pred, on_true, on_false), (ct,) = primals, cts
+    pred, (ct,) = primals[0], cts
     zero = zeros_like(b, ct)
     if pred.shape != ct.shape:
         pred = b.broadcast_in_dim(pred, ct.shape, ())

@@ -7,7 +7,6 @@ own rules (``-1`` in reshape, negative axes, broadcasting) and raises NumPy's er
 """
 from __future__ import annotations
 
-import operator
 
 import numpy as np
 
@@ -17,7 +16,7 @@ from ..errors import PSCShapeError, PSCTypeError, PSCValueError
 from ..ir import Value
 from ..translation import register_translation_rule
 from ._core import (broadcast_shapes, broadcast_to, dtype_key, lift, normalize_axis,
-                    normalize_axes, promote_and_broadcast, static_int, static_shape)
+                    normalize_axes, static_int, static_shape)
 from .elementwise import UFUNC_RULES
 
 RULES = {}

@@ -31,8 +31,7 @@ import gast
 from ..anno import Anno, getanno, setanno
 from .base import Rule, demo  # noqa: F401  (demo: used by the doctest)
 from .decisions import is_staged_if, is_staged_loop
-from .flags import (assign, fresh_name, guarded, load, lower_exits, runtime_call,
-                    with_origin)
+from .flags import assign, fresh_name, guarded, load, lower_exits, runtime_call
 
 
 def _own_exits(loop, kind) -> list:

@@ -8,7 +8,7 @@ from runtime.errors import PSCNameError, PSCTypeError
 from ..analysis.liveness import assigned_in
 
 from ..anno import Anno, getanno
-from .flags import load, runtime_call, with_origin
+from .flags import load, with_origin
 
 
 def parameters(names) -> gast.arguments:
