@@ -2,18 +2,22 @@
 mode when the trip count is known when the program is built, i.e. a ``for`` over a static
 ``range`` or ``fori_loop`` with static bounds).
 
-Reverse mode through a fixed-trip loop re-runs the loop forward once, saving every
-iteration's state in a buffer (the residuals), then runs a loop backwards over the saved
-states, applying the body's VJP.  A ``while`` whose trip count is only known at run time
+Reverse mode through a fixed-trip loop linearizes one step of the body
+(`residuals.linearize_body`), runs the loop forward once as the loop that also stores,
+per iteration, the step's residuals (the primal values its backward step reads), then
+runs a loop backwards over the stored rows, applying the step's cotangent ops.  A ``while`` whose trip count is only known at run time
 cannot be reversed this way (the buffer's size would be unknown): that is a `PSCError`
 pointing to the fixed-trip forms.
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from ..errors import PSCValueError
 from .forward import jvp_region, zeros_like
+from .residuals import LinearizedBody, linearize_body, run_backward, run_primal
 from .reverse import backward_pass, forward_pass
 from .rules import is_float
 
@@ -92,7 +96,14 @@ def while_jvp(b, op, primals, tangents):
     return list(final) + list(captured), _fill(state_t, final_t) + [None] * len(captured)
 
 
-def while_vjp(b, op, primals, results, cts, saved=None):
+class SavedLoop(NamedTuple):
+    """What the forward pass keeps of a fixed-trip or bounded loop for its VJP."""
+
+    body: LinearizedBody
+    rows: list    # per residual (then the loop test, for a guarded loop): (trip_count, ...)
+
+
+def while_vjp(b, op, primals, results, cts, saved: SavedLoop | None = None):
     trip_count = op.attrs.get("trip_count")
     guarded = trip_count is None and op.attrs.get("max_trip_count") is not None
     if guarded:   # a bounded loop: run the bound, each step guarded by the loop test
@@ -108,11 +119,9 @@ def while_vjp(b, op, primals, results, cts, saved=None):
             op.location or b.location,
             "use a for loop over range() with static bounds and no break or early return "
             "(or fori_loop with static bounds), or forward mode (jvp, jacfwd)")
-    cond_region, body_region = op.regions
-    cond_region = cond_region if guarded else None
     state, captured = primals[:n], primals[n:]
     if saved is None:   # the forward pass did not keep them: run the loop again
-        saved = _saved_states(b, cond_region, body_region, state, captured, trip_count)[1]
+        saved = saving_while(b, op, primals)[1]
     state_cts = _materialize(b, cts[:n], state)
     captured_cts = _materialize(b, [None] * len(captured), captured)
     counter = b.constant(np.int32(trip_count - 1))
@@ -122,12 +131,8 @@ def while_vjp(b, op, primals, results, cts, saved=None):
 
     def body(sub, carry):
         k, cs, acc = carry
-        current = [sub.reshape(sub.dynamic_slice(buf, [k] + [sub.constant(np.int32(0))] *
-                                                 (buf.ndim - 1), (1,) + buf.shape[1:]),
-                               buf.shape[1:]) for buf in saved]
-        step_cts = _step_vjp(sub, cond_region, body_region, current, captured, state_cts,
-                             list(cs))
-        new_cs, grown = step_cts
+        row = [_row(sub, buf, k) for buf in saved.rows]
+        new_cs, grown = _step_vjp(sub, saved.body, row, guarded, list(cs), len(acc))
         new_acc = [sub.add(a, g) for a, g in zip(acc, grown)]
         return sub.sub(k, sub.constant(np.int32(1))), new_cs, new_acc
     _, final_cs, final_acc = b.while_loop(
@@ -135,67 +140,113 @@ def while_vjp(b, op, primals, results, cts, saved=None):
     return _fill(state_cts, final_cs) + _fill(captured_cts, final_acc)
 
 
-def _step_vjp(b, cond_region, body_region, current, captured, state_cts, cs):
-    """Cotangents through one step: (state cotangents, captured cotangent increments).
-    A guarded step (``cond_region``) applies the body's VJP only where the test held."""
-    n = len(current)
+def _row(b, buffer, k):
+    """Row ``k`` of a buffer of per-iteration values."""
+    zeros = [b.constant(np.int32(0))] * (buffer.ndim - 1)
+    return b.reshape(b.dynamic_slice(buffer, [k] + zeros, (1,) + buffer.shape[1:]),
+                     buffer.shape[1:])
 
+
+def _step_vjp(b, body: LinearizedBody, row, guarded, cs, num_captured_cts):
+    """One backward step from its stored ``row``: (the cotangents of the step's float input
+    state, the increments of the captured values' cotangents).  A guarded step applies
+    the VJP only where the loop test held (the row's last entry)."""
     def through_body(sub, operands):
-        cur, c = operands
-        env = forward_pass(sub, body_region, list(cur) + list(captured), save_loops=True)
-        out_cts = _fill(state_cts, c) + [None] * len(captured)
-        param_cts, _ = backward_pass(sub, body_region, env, out_cts)
-        return (_present(_materialize(sub, param_cts[:n], cur)),
-                _present(_materialize(sub, param_cts[n:], captured)))
-    if cond_region is None:
-        return through_body(b, (current, cs))
+        residuals, c = operands
+        param_cts = run_backward(sub, body, residuals, c)
+        return param_cts[:len(c)], param_cts[len(c):]
+    if not guarded:
+        return through_body(b, (row, cs))
 
     def skipped(sub, operands):
         _, c = operands
-        return list(c), _present(_materialize(sub, [None] * len(captured), captured))
-    pred = forward_pass(b, cond_region, list(current) + list(captured))[cond_region.outputs[0]]
-    return b.conditional(pred, [through_body, skipped], (list(current), cs))
-
-
-def _saved_states(b, cond_region, body_region, state, captured, trip_count):
-    """Every iteration's input state, stacked: buffers of shape (trip_count, ...).  With a
-    ``cond_region`` each step keeps its state once the loop test fails."""
-    n = len(state)
-    buffers = [b.broadcast_in_dim(b.constant(np.zeros((), s.dtype)), (trip_count,) + s.shape,
-                                  ()) for s in state]
-    zero = b.constant(np.int32(0))
-
-    def cond(sub, carry):
-        return sub.lt(carry[0], sub.constant(np.int32(trip_count)))
-
-    def body(sub, carry):
-        k, current, bufs = carry
-        bufs = [sub.dynamic_update_slice(buf, sub.reshape(s, (1,) + s.shape),
-                                         [k] + [sub.constant(np.int32(0))] * s.ndim)
-                for buf, s in zip(bufs, current)]
-        env = forward_pass(sub, body_region, list(current) + list(captured))
-        nxt = [env[v] for v in body_region.outputs[:n]]
-        if cond_region is not None:
-            going = forward_pass(sub, cond_region, list(current) + list(captured))[
-                cond_region.outputs[0]]
-            nxt = [sub.select(going, new, old) for new, old in zip(nxt, current)]
-        return sub.add(k, sub.constant(np.int32(1))), nxt, bufs
-    _, final, saved = b.while_loop(cond, body, (zero, list(state), buffers),
-                                   trip_count=trip_count)
-    return final, saved
+        return list(c), [zeros_like(sub, ct) for ct in body.param_cts[len(c):]]
+    return b.conditional(row[-1], [through_body, skipped], (row[:-1], cs))
 
 
 def saving_while(b, op, operands):
-    """Replay a loop with a known trip count (or bound) as the loop that also saves every
-    iteration's state: (the loop's results, the saved-state buffers)."""
+    """Replay a loop with a known trip count (or bound) as the loop that also stores, per
+    iteration, the residuals of its linearized body (and, for a bounded loop whose steps
+    are guarded by its test, whether the test held): (the loop's results, `SavedLoop`).
+    A guarded step keeps its state once the test fails."""
     n = op.attrs["num_state"]
     state, captured = operands[:n], operands[n:]
+    cond_region, body_region = op.regions
     guarded = not op.attrs.get("trip_count")
     trip_count = op.attrs["max_trip_count"] if guarded else op.attrs["trip_count"]
-    cond_region, body_region = op.regions
-    final, saved = _saved_states(b, cond_region if guarded else None, body_region, state,
-                                 captured, trip_count)
+    body = linearize_body(b, body_region, n, captured)
+    row_avals = [(v.shape, v.dtype) for v in body.residuals]
+    if guarded:
+        row_avals.append(((), np.dtype(bool)))
+    rows = [_zeros(b, (trip_count,) + tuple(shape), dtype) for shape, dtype in row_avals]
+    induction = None if guarded else _induction_variable(body_region, n)
+
+    def step(sub, current, bufs, k):
+        env = run_primal(sub, body, current)
+        nxt = [env[v] for v in body.next_state]
+        row = [env[v] for v in body.residuals]
+        if guarded:
+            going = forward_pass(sub, cond_region, list(current) + list(captured))[
+                cond_region.outputs[0]]
+            nxt = [sub.select(going, new, old) for new, old in zip(nxt, current)]
+            row.append(going)
+        return nxt, [_store_row(sub, buf, value, k) for buf, value in zip(bufs, row)]
+
+    if induction is None:   # count the iterations
+        def cond(sub, carry):
+            return sub.lt(carry[0], sub.constant(np.int32(trip_count)))
+
+        def body_fn(sub, carry):
+            k, current, bufs = carry
+            nxt, bufs = step(sub, current, bufs, k)
+            return sub.add(k, sub.constant(np.int32(1))), nxt, bufs
+        _, final, rows = b.while_loop(cond, body_fn, (b.constant(np.int32(0)), list(state),
+                                                      rows), trip_count=trip_count)
+    else:   # the loop's own counter gives the row: one counter fewer in the loop
+        position, stride = induction
+
+        def cond(sub, carry):
+            current, _ = carry
+            return forward_pass(sub, cond_region, list(current) + list(captured))[
+                cond_region.outputs[0]]
+
+        def body_fn(sub, carry):
+            current, bufs = carry
+            k = sub.sub(current[position], state[position])
+            if stride != 1:
+                k = sub.div(k, sub.constant(np.asarray(stride, k.dtype)))
+            return step(sub, current, bufs, k)
+        final, rows = b.while_loop(cond, body_fn, (list(state), rows), trip_count=trip_count)
     results = list(final) + list(captured)
     for new, old in zip(results, op.results):
         new.weak = old.weak
-    return results, saved
+    return results, SavedLoop(body, list(rows))
+
+
+def _induction_variable(body_region, num_state):
+    """(position, stride) of a state entry the body steps by a constant integer (a
+    ``for`` loop's counter), or None."""
+    producers = {v: op for op in body_region.operations for v in op.results}
+    for position, (param, out) in enumerate(zip(body_region.params[:num_state],
+                                                body_region.outputs)):
+        op = producers.get(out)
+        if op is None or op.name != "add" or out.shape != () or \
+                not np.issubdtype(out.dtype, np.integer) or \
+                not any(v is param for v in op.operands):   # Values overload ==
+            continue
+        other = op.operands[1] if op.operands[0] is param else op.operands[0]
+        constant = producers.get(other)
+        if constant is not None and constant.name == "constant":
+            stride = int(np.asarray(constant.attrs["value"]))
+            if stride != 0:
+                return position, stride
+    return None
+
+
+def _zeros(b, shape, dtype):
+    return b.broadcast_in_dim(b.constant(np.zeros((), dtype)), shape, ())
+
+
+def _store_row(b, buffer, value, k):
+    zeros = [b.constant(np.zeros((), k.dtype))] * value.ndim
+    return b.dynamic_update_slice(buffer, b.reshape(value, (1,) + value.shape), [k] + zeros)

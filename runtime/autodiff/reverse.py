@@ -20,15 +20,16 @@ from .trace import replay
 def forward_pass(b, region, primals, save_loops=False):
     """Replay ``region`` on ``primals``: a map from each region value to its value in b.
 
-    With ``save_loops`` (a backward pass follows), a loop whose trip count (or a bound on
-    it) is known is replayed as the loop that also saves every iteration's state; the
-    buffers are kept in the map under the op, for the loop's VJP."""
+    With ``save_loops`` (a backward pass follows: True, or the loop ops concerned), a loop
+    whose trip count (or a bound on it) is known is replayed as the loop that also saves
+    what each iteration's VJP needs; the buffers are kept in the map under the op."""
     env = dict(zip(region.params, primals))
     for outer, inner in region.captures.items():
         env.setdefault(inner, outer)
     for op in region.operations:
         operands = [env[v] for v in op.operands]
-        if save_loops and op.name == "while" and _bounded(op):
+        if op.name == "while" and is_bounded(op) and (
+                save_loops is True or (save_loops and op in save_loops)):
             from .control import saving_while
             results, env[op] = saving_while(b, op, operands)
         else:
@@ -37,7 +38,7 @@ def forward_pass(b, region, primals, save_loops=False):
     return env
 
 
-def _bounded(op) -> bool:
+def is_bounded(op) -> bool:
     return bool(op.attrs.get("trip_count") or op.attrs.get("max_trip_count"))
 
 
