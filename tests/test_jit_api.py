@@ -4,6 +4,7 @@ jit_ps functions into each other, and reuse of modules written by `psc-transpile
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import importlib.util
 import itertools
@@ -547,3 +548,52 @@ def test_bad_static_declarations_fail_at_definition():
     assert_same(f(np.arange(2.0), 3.0), np.arange(2.0) * 3.0)
     assert_same(f(np.arange(2.0), factor=3.0), np.arange(2.0) * 3.0)
     assert f.cache_info().misses == 1
+
+
+# --- jit_ps of transforms and of wrapped functions ----------------------------------------------
+
+def _sine_total(x):
+    return np.sum(np.sin(x) * SCALE)
+
+
+SCALE = 1.5
+
+
+def _doubled(fn):
+    @functools.wraps(fn)
+    def wrapper(x):
+        return fn(x) * 2.0
+    return wrapper
+
+
+@_doubled
+def _doubled_sine_total(x):
+    return np.sum(np.sin(x))
+
+
+@pytest.mark.parametrize("transform,oracle", [
+    ("grad", lambda x: np.cos(x) * SCALE),
+    ("value_and_grad", lambda x: (np.sum(np.sin(x) * SCALE), np.cos(x) * SCALE)),
+    ("jacfwd", lambda x: np.cos(x) * SCALE),
+    ("jacrev", lambda x: np.cos(x) * SCALE),
+    ("hessian", lambda x: np.diag(-np.sin(x) * SCALE)),
+])
+def test_jit_ps_of_a_transform_compiles_the_transform(transform, oracle):
+    """``jit_ps(grad(f))`` is jax.jit(jax.grad(f)): the derivative, not ``f`` (the
+    transform's wrapper says it wraps ``f``; its source must not be taken for ``f``'s)."""
+    import transpiler
+    x = np.array([0.1, -0.7, 1.3], np.float32)
+    compiled = jit_ps(getattr(transpiler, transform)(_sine_total))
+    ours, expected = compiled(x), oracle(x)
+    for got, want in zip(ours if isinstance(ours, tuple) else [ours],
+                         expected if isinstance(expected, tuple) else [expected]):
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6, atol=1e-6)
+        assert np.asarray(got).dtype == np.float32
+    assert compiled(x + 1) is not None and compiled.cache_info().misses == 1
+
+
+def test_jit_ps_of_a_functools_wraps_wrapper_runs_the_wrapper():
+    x = np.array([0.1, 0.2])
+    compiled = jit_ps(_doubled_sine_total)
+    assert_same(compiled(x), _doubled_sine_total(x))
+    assert compiled.__name__ == "_doubled_sine_total"

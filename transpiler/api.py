@@ -77,8 +77,10 @@ class _Generated:
     def __init__(self, fn, static_argnames=(), generated_dir=None):
         self.fn = fn
         self.source = function_source(fn)
-        # a lambda is named after its line by the parser; anything else keeps its name
-        self.name = fn.__name__ if fn.__name__ != "<lambda>" else self.source.parse().name
+        # a lambda is named after its line by the parser; anything else by its code (a
+        # functools.wraps wrapper carries the name of the function it wraps)
+        code_name = getattr(getattr(fn, "__code__", None), "co_name", fn.__name__)
+        self.name = code_name if code_name != "<lambda>" else self.source.parse().name
         module_ast = module_ast_of(self.source.file)
         on_disk = _up_to_date_module(generated_paths(self.source.file, generated_dir),
                                      self.name, self.source.digest(static_argnames))
@@ -152,7 +154,20 @@ def jit_ps(fn=None, *, static_argnums=(), static_argnames=(), generated_dir=None
                    static_argnames=tuple(static_argnames), generated_dir=generated_dir)
     if fn is None:
         return functools.partial(jit_ps, **options)
+    if getattr(fn, "__psc_primitive__", False):   # e.g. jit_ps(grad(f)): nothing to transpile
+        return _staged_primitive(fn, options["static_argnums"], options["static_argnames"])
     return PSCFunction(fn, **options)
+
+
+def _staged_primitive(fn, static_argnums, static_argnames) -> StagedFunction:
+    """A runtime callable (a transform such as ``grad(f)``, or a primitive) compiled as it
+    is: it builds its own program when called inside a build."""
+    def build(b, *args, **kwargs):
+        return fn(*args, **kwargs)
+    staged = StagedFunction(build, interface=fn, name=getattr(fn, "__name__", "staged"),
+                            static_argnums=static_argnums, static_argnames=static_argnames)
+    staged.__wrapped__ = fn
+    return staged
 
 
 jit_ps.__psc_primitive__ = True

@@ -94,9 +94,12 @@ def function_source(fn) -> FunctionSource:
         except (OSError, TypeError, SyntaxError):
             raise PSCSyntaxError("the source of this lambda is not available",
                                  hint="define it in a .py file") from None
+    # The function's own code, not what functools.wraps says it wraps: a wrapper's body is
+    # what runs, and it names its own globals.
+    target = getattr(fn, "__code__", fn)
     try:
-        file = inspect.getsourcefile(fn) or inspect.getfile(fn)
-        lines, first_line = inspect.getsourcelines(fn)
+        file = inspect.getsourcefile(target) or inspect.getfile(target)
+        lines, first_line = inspect.getsourcelines(target)
     except (OSError, TypeError):
         raise PSCSyntaxError(
             f"the source of {getattr(fn, '__qualname__', fn)!r} is not available",
