@@ -194,25 +194,31 @@ class PhaseTimer:
         self._stack: list[list[float]] = []
         self._patched: list[tuple[object, str, object]] = []
 
-    def wrap(self, owner, attr: str, phase: str, after=None) -> None:
+    def wrap(self, owner, attr: str, phase: str, after=None, failed_phase=None) -> None:
         """Time calls of ``owner.attr`` as ``phase``; ``after(result)`` runs inside the
-        timing (to wait for asynchronous work)."""
+        timing (to wait for asynchronous work).  A call that raises counts as
+        ``failed_phase`` instead, if given."""
         original = getattr(owner, attr)
         timer = self
 
         def timed(*args, **kwargs):
             timer._stack.append([0.0])
             start = time.perf_counter()
+            counted_as = phase
             try:
                 result = original(*args, **kwargs)
                 if after is not None:
                     after(result)
                 return result
+            except BaseException:
+                counted_as = failed_phase or phase
+                raise
             finally:
                 elapsed = time.perf_counter() - start
                 nested = timer._stack.pop()[0]
-                timer.ms[phase] = timer.ms.get(phase, 0.0) + (elapsed - nested) * 1e3
-                timer.calls[phase] = timer.calls.get(phase, 0) + 1
+                own_ms = (elapsed - nested) * 1e3
+                timer.ms[counted_as] = timer.ms.get(counted_as, 0.0) + own_ms
+                timer.calls[counted_as] = timer.calls.get(counted_as, 0) + 1
                 if timer._stack:
                     timer._stack[-1][0] += elapsed
         self._patched.append((owner, attr, original))
@@ -229,8 +235,10 @@ def _wait(results) -> None:
         result.block_until_ready()
 
 
-# Where our phases start: (module, attribute path, phase[, what to wait for]).  Execution
-# is asynchronous: "first run" waits for its results.
+# Where our phases start: (module, attribute path, phase[, what to wait for[, phase of a
+# call that raises]]).  Execution is asynchronous: "first run" waits for its results.  A
+# staged loop is built speculatively; a build dropped because a carried type changed
+# raises out of `_build_while`.
 OUR_PHASES = (
     ("transpiler.api", "module_ast_of", "parse source"),
     ("transpiler.source", "FunctionSource.parse", "parse source"),
@@ -241,14 +249,15 @@ OUR_PHASES = (
     ("transpiler.api", "emit_module", "emit + compile generated module"),
     ("transpiler.api", "compile_generated", "emit + compile generated module"),
     ("runtime.staged", "StagedFunction._build", "build (run generated code)"),
-    ("runtime.control_flow", "_probe_loop_body", "build: probing loop bodies"),
+    ("runtime.control_flow", "_build_while", "build (run generated code)", None,
+     "build: dropped loop builds"),
     ("runtime.ir", "Computation.as_stablehlo", "lower to StableHLO text"),
     ("runtime.staged", "compile", "XLA compile"),
     ("runtime.client", "Executable.execute", "first run", _wait),
 )
 TRANSPILE_PHASES = ("parse source", "analyses", "subset checks", "rewrite rules",
                     "emit + compile generated module")
-FIRST_CALL_PHASES = ("build (run generated code)", "build: probing loop bodies",
+FIRST_CALL_PHASES = ("build (run generated code)", "build: dropped loop builds",
                      "lower to StableHLO text", "XLA compile",
                      "first run")
 
@@ -456,8 +465,8 @@ def analysis(result: dict) -> list[str]:
     row("trace to jaxpr (jax)", None, "trace to jaxpr")
     row("build: run generated code through the builder (ours)",
         "build (run generated code)")
-    row("build: throw-away builds of a loop body to learn its types (ours)",
-        "build: probing loop bodies")
+    row("build: dropped loop builds, whose carried types changed (ours)",
+        "build: dropped loop builds")
     row("lower to StableHLO (ours: text; jax: MLIR module)", "lower to StableHLO text",
         "lower to StableHLO")
     row("XLA compile", "XLA compile", "XLA compile")
@@ -477,7 +486,7 @@ def analysis(result: dict) -> list[str]:
         o, j = p["ours"], p["jax"]
         gap = o["total"] - j["total"]
         ours_build = o.get("build (run generated code)", 0) + \
-            o.get("build: probing loop bodies", 0)
+            o.get("build: dropped loop builds", 0)
         findings.append(
             f"*{p['family']}*: we are {gap:.0f} ms behind; transpilation is "
             f"{o['transpile']:.0f} ms ({o['transpile'] / k:.2f} ms per layer line), against "
@@ -506,14 +515,15 @@ def analysis(result: dict) -> list[str]:
             "(`ast.NodeVisitor.generic_visit` and `iter_fields` top cProfile's self time).")
     if loop and chain:
         lo, co = loop["ours"], chain["ours"]
-        probes = lo.get("calls: build: probing loop bodies", 0)
-        probe_ms = lo.get("build: probing loop bodies", 0.0)
-        loop_build = lo.get("build (run generated code)", 0) + probe_ms
+        dropped = lo.get("calls: build: dropped loop builds", 0)
+        dropped_ms = lo.get("build: dropped loop builds", 0.0)
+        loop_build = lo.get("build (run generated code)", 0) + dropped_ms
         notes.append(
             f"A staged loop costs more to build than the same ops in straight-line code "
             f"({loop_build:.0f} vs {co.get('build (run generated code)', 0):.0f} ms): the "
-            f"loop body is built {probes} extra time(s) in throw-away regions to learn the "
-            f"carried types ({probe_ms:.0f} ms), then once for real.")
+            f"loop is built speculatively with the types it starts with, and {dropped} "
+            f"build(s) were dropped because a carried type changed ({dropped_ms:.0f} ms; "
+            "the loop target of a `for` is UNDEFINED until the body gives it a type).")
     out += [""] + [f"* {note}" for note in notes]
     top = profiles[0]["top"]
     out += ["", f"cProfile of one more cold start of ours ({profiles[0]['family']}, "
