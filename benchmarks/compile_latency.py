@@ -240,7 +240,7 @@ def _wait(results) -> None:
 # staged loop is built speculatively; a build dropped because a carried type changed
 # raises out of `_build_while`.
 OUR_PHASES = (
-    ("transpiler.api", "module_ast_of", "parse source"),
+    ("transpiler.api", "module_imports_of", "parse source"),
     ("transpiler.source", "FunctionSource.parse", "parse source"),
     ("transpiler.pipeline", "analyze", "analyses"),
     ("transpiler.pipeline", "reanalyze", "analyses"),
