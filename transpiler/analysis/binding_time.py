@@ -14,6 +14,7 @@ import gast
 
 from ..anno import Anno, BindingTime, setanno
 from .resolve import Kind, resolution_of
+from .walk import walk
 
 STATIC, TRACED = BindingTime.STATIC, BindingTime.TRACED
 _STATIC_ATTRIBUTES = frozenset({"shape", "ndim", "dtype", "size", "itemsize", "nbytes"})
@@ -206,7 +207,7 @@ def _annotate(statements, env) -> None:
     """Give every expression in ``statements`` (nested functions too) its binding time."""
     evaluator = _MemoizedEvaluator(env)
     for statement in statements:
-        for node in gast.walk(statement):
+        for node in walk(statement):
             if isinstance(node, gast.expr):
                 setanno(node, Anno.BINDING_TIME, evaluator.of(node))
 
