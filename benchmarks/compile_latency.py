@@ -454,8 +454,8 @@ def analysis(result: dict) -> list[str]:
         label = f"**{label}**" if bold else label
         out.append(f"| {label} | " + " | ".join(cells) + " |")
 
-    parses = profiles[0]["ours"].get("calls: parse source", 0)
-    row(f"transpile: parse source ({parses} gast parses)", "parse source")
+    row("transpile: parse source (the file's imports; the function, with gast)",
+        "parse source")
     row("transpile: analyses (scopes, names, binding times, liveness)", "analyses")
     row("transpile: subset checks", "subset checks")
     row("transpile: rewrite rules", "rewrite rules")
@@ -507,10 +507,8 @@ def analysis(result: dict) -> list[str]:
         notes.append(
             f"Transpilation, which jax has no counterpart of, is the bulk: "
             f"{o['transpile'] / o['total']:.0%} of our cold start for the chain. Of it, "
-            f"{o['parse source']:.0f} ms is {parses} parses with gast (one of the "
-            "function's file for its imports, one of the function's text"
-            + (f", and {parses - 2} more of the same text, only to read the function's "
-               "name" if parses > 2 else "") + f"), {o['analyses']:.0f} ms the analyses and "
+            f"{o['parse source']:.0f} ms is parsing (the file with the stdlib parser, for "
+            f"its imports; the function with gast), {o['analyses']:.0f} ms the analyses and "
             f"{o['rewrite rules']:.0f} ms the rewrite rules, each an AST walk "
             "(`ast.NodeVisitor.generic_visit` and `iter_fields` top cProfile's self time).")
     if loop and chain:
