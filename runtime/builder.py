@@ -17,6 +17,7 @@ builder's current source location, set by generated code with ``b.at(file, line,
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from typing import Callable, Sequence
 
 import numpy as np
@@ -54,6 +55,16 @@ assert set(_UNARY_METHODS.values()) == set(UNARY_OPS)
 
 
 LARGE_CONSTANT_BYTES = 1 << 20   # constants this big become executable arguments
+
+
+@dataclasses.dataclass(frozen=True)
+class WhileRegions:
+    """A built loop not yet added to its builder: see `Builder.while_regions`."""
+
+    cond: Region
+    body: Region
+    treedef: object            # the loop state's pytree structure
+    captured: list             # values of enclosing regions the regions read, in order
 
 
 class _LocationState:
@@ -392,27 +403,47 @@ class Builder:
         with a ``break``), is recorded for reverse-mode differentiation.
         """
         leaves, treedef = self._leaves(init, "while_loop state")
-        cond, pred = self._run_region("while_cond", cond_fn, leaves, treedef)
+        loop = self.while_regions(cond_fn, body_fn, leaves, treedef)
+        return self.while_from_regions(loop, leaves, trip_count=trip_count,
+                                       max_trip_count=max_trip_count)
+
+    def while_regions(self, cond_fn: Callable, body_fn: Callable, state_like,
+                      treedef) -> WhileRegions:
+        """The condition and body regions of `while_loop`, built on parameters typed like
+        the leaves ``state_like`` (anything with ``shape``, ``dtype`` and ``weak``).
+
+        Nothing is added to this builder's region: a caller may still drop the regions
+        (`runtime.control_flow` builds a loop body speculatively) or pass them to
+        `while_from_regions` with initial values of those types.
+        """
+        cond, pred = self._run_region("while_cond", cond_fn, state_like, treedef)
         pred = cond._resolve(pred) if isinstance(pred, Value) else pred
         if not (isinstance(pred, Value) and pred.shape == () and pred.dtype == dtypes.bool_):
             raise self.error(PSCTypeError, "while_loop condition must return a bool scalar, "
                              f"got {pred!r}")
         cond._region.outputs = [pred]
-        body, new_state = self._run_region("while_body", body_fn, leaves, treedef)
+        body, new_state = self._run_region("while_body", body_fn, state_like, treedef)
         new_leaves, new_treedef = body._leaves(new_state, "while_loop body result")
-        self._check_same_avals("while_loop body result", "loop state", leaves, treedef,
+        self._check_same_avals("while_loop body result", "loop state", state_like, treedef,
                                new_leaves, new_treedef)
         body._region.outputs = [body._resolve(v) for v in new_leaves]
         captured = list(dict.fromkeys([*cond._region.captures, *body._region.captures]))
         self._close_regions((cond._region, body._region), captured)
         body._region.outputs += [body._region.captures[v] for v in captured]
-        avals = [(v.shape, v.dtype) for v in leaves + captured]
-        results = self._op("while", leaves + captured, (cond._region, body._region),
+        return WhileRegions(cond._region, body._region, treedef, captured)
+
+    def while_from_regions(self, loop: WhileRegions, init_leaves: Sequence[Value],
+                           trip_count=None, max_trip_count=None):
+        """The ``while`` operation running ``loop`` from ``init_leaves`` (the types its
+        regions were built for); returns the final state as `while_loop` does."""
+        leaves = list(init_leaves)
+        avals = [(v.shape, v.dtype) for v in leaves + loop.captured]
+        results = self._op("while", leaves + loop.captured, (loop.cond, loop.body),
                            result_avals=tuple(avals), num_state=len(leaves),
                            trip_count=trip_count, max_trip_count=max_trip_count)
         for result, leaf in zip(results, leaves):
             result.weak = leaf.weak
-        return tree_util.tree_unflatten(treedef, results[:len(leaves)])
+        return tree_util.tree_unflatten(loop.treedef, results[:len(leaves)])
 
     def conditional(self, pred_or_index: Value, branches: Sequence[Callable], operands=()):
         """Run one of ``branches`` on ``operands`` (a pytree of Values).

@@ -9,9 +9,10 @@ instead when the body needs the index as a static value.
 
 Carried values are unified the way the Python program sees them: a weak Python number
 adopts the dtype of the array it meets (``acc = 0.0`` then ``acc = acc + x[i]`` with float32
-``x`` carries float32), learned by *probing* the body in a throw-away region first.  A
-change of shape, of a strong dtype, or of a container's structure is a `PSCError` naming
-the variable and both places.
+``x`` carries float32).  A branch is *probed* (built in a throw-away region) to learn the
+types it gives back; a loop is built speculatively with the types it has and built again,
+unified, only when its body changes one.  A change of shape, of a strong dtype, or of a
+container's structure is a `PSCError` naming the variable and both places.
 """
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from . import sourcemap
 from .context import building, current_builder
 from .errors import PSCShapeError, PSCTracedValueError, PSCTypeError, PSCValueError
 from .ir import Value
+from .signature import LeafSpec
 from .translation import translate
 
 
@@ -245,31 +247,63 @@ def while_stmt(test_fn, body_fn, state, names):
         state = tuple(body_fn(*state))
 
 
+class _Retype(Exception):
+    """Leaves a speculative loop build whose body gives back other types than it was built
+    with (see `_staged_while`); never escapes `_staged_while`.  Not a `PSCError`: nothing
+    may mistake it for the user's error."""
+
+    def __init__(self, state, avals):
+        super().__init__("loop carried types changed")
+        self.state, self.avals = state, avals
+
+
+_MAX_TYPE_ROUNDS = 6   # weak types settle in a few rounds (int -> float -> complex at most)
+
+
 def _staged_while(test_fn, body_fn, state, names, where_body=None, trip_count=None,
-                  max_trip_count=None):
+                  max_trip_count=None, presumed=None):
+    """One staged ``while_loop`` for the rest of a loop whose test became traced.
+
+    The carried types are a fixed point: a weak number, a static value or an UNDEFINED
+    result may change type in the body, and is carried with the type it settles to.  Each
+    build is *speculative*: when the body gives back the types it was built with, that
+    build is the loop; otherwise its regions are dropped (nothing outside them refers to
+    them) and the loop is built again with the unified types.  The common case, one weak
+    type settling, costs two builds of the body, and a loop whose types cannot change one.
+
+    ``presumed`` maps the index of an UNDEFINED leaf that the body sets *without reading
+    it* (a ``for`` loop's target) to the type the body will give it.  The first build
+    carries it with that type already: the body's other results cannot depend on it, so
+    when the guess is right that build is the one the loop would settle to anyway.
+    """
     b = current_builder()
     where = ("before the loop", f"after an iteration ({where_body or _place(body_fn)})")
     state = tuple(state)
+    avals = [_aval(v) for v in tree_util.tree_leaves(state)]
+    trial = [presumed.get(i, a) for i, a in enumerate(avals)] if presumed else avals
+    # Only a weak number, a static value or an UNDEFINED result can change type.
+    learning = any(not isinstance(v, Value) or v.weak for v in tree_util.tree_leaves(state))
+    for _ in range(_MAX_TYPE_ROUNDS if learning else 0):
+        try:
+            return _build_while(b, test_fn, body_fn, state, trial, names, where,
+                                trip_count, max_trip_count, speculative=avals)
+        except _Retype as retype:
+            state, avals = retype.state, retype.avals
+            trial = avals
+    # Not settled after that many rounds: build with the last types, converting to them.
+    return _build_while(b, test_fn, body_fn, state, avals, names, where, trip_count,
+                        max_trip_count, speculative=False)
+
+
+def _build_while(b, test_fn, body_fn, state, avals, names, where, trip_count,
+                 max_trip_count, speculative):
+    """Build the loop carrying ``state``'s leaves with types ``avals``.
+
+    ``speculative`` is False, or the types the leaves have so far (``avals`` but for
+    presumed ones): then raise `_Retype` with the next state and types unless unifying
+    those with the body's results gives ``avals``.  The kept build converts the body's
+    results to ``avals``."""
     leaves, treedef, labels = _flatten(state, names)
-    avals = [_aval(v) for v in leaves]
-    # Probe only when something can still change type: a weak number, a static value or an
-    # UNDEFINED result.  Each probe's result is used once for expansion and unification.
-    learning = any(not isinstance(v, Value) or v.weak for v in leaves)
-    for _ in range(6 if learning else 0):
-        out = _probe_loop_body(b, body_fn, leaves, avals, treedef)
-        expanded = _expand_undefined(state, out)
-        if tree_util.tree_structure(expanded) != treedef:   # an early result's container
-            state = expanded
-            leaves, treedef, labels = _flatten(state, names)
-            avals = [_aval(v) for v in leaves]
-            continue
-        out_leaves, out_treedef = tree_util.tree_flatten(_expand_undefined(out, state))
-        _check_structure(names, treedef, out_treedef, "in the loop")
-        new = [_unify(label, a, _aval(v), where)
-               for label, a, v in zip(labels, avals, out_leaves)]
-        if new == avals:
-            break
-        avals = new
     carried = [i for i, a in enumerate(avals) if a is not None]
 
     def unpack(values):
@@ -282,32 +316,37 @@ def _staged_while(test_fn, body_fn, state, names, where_body=None, trip_count=No
         return truth(test_fn(*unpack(values)))
 
     def body(sub, values):
-        out, out_treedef = tree_util.tree_flatten(
-            _expand_undefined(tuple(body_fn(*unpack(values))), state))
+        out = tuple(body_fn(*unpack(values)))
+        if speculative is not False:
+            _check_settled(state, out, speculative, avals, names, labels, treedef, where)
+        out, out_treedef = tree_util.tree_flatten(_expand_undefined(out, state))
         _check_structure(names, treedef, out_treedef, "in the loop")
         fixed = []
         for i in carried:
             _unify(labels[i], avals[i], _aval(out[i]), where)   # names a change, if any
             fixed.append(_carried(sub, out[i], avals[i]))
         return fixed
+    # The regions first, the initial values after: a dropped build leaves nothing in `b`.
+    stand_ins = [LeafSpec(*avals[i]) for i in carried]
+    loop = b.while_regions(cond, body, stand_ins, tree_util.tree_structure(stand_ins))
     init = [_carried(b, leaves[i], avals[i]) for i in carried]
-    return unpack(b.while_loop(cond, body, init, trip_count=trip_count,
-                               max_trip_count=max_trip_count))
+    return unpack(b.while_from_regions(loop, init, trip_count=trip_count,
+                                       max_trip_count=max_trip_count))
 
 
-def _layout(state):
-    leaves, treedef = tree_util.tree_flatten(tuple(state))
-    return leaves, [_aval(v) for v in leaves], treedef
-
-
-def _probe_loop_body(b, body_fn, leaves, avals, treedef):
-    """Build the loop body once in a throw-away region, on stand-in parameters of the
-    current carried types, to learn the types it gives back."""
-    sub = b._sub_builder("probe")
-    params = [leaf if aval is None else sub._region.add_param(*aval)
-              for leaf, aval in zip(leaves, avals)]
-    with building(sub):
-        return tuple(body_fn(*tree_util.tree_unflatten(treedef, params)))
+def _check_settled(state, out, before, avals, names, labels, treedef, where) -> None:
+    """Raise `_Retype` unless the types ``before`` unified with the body's results ``out``
+    are the types ``avals`` the loop was built with."""
+    expanded = _expand_undefined(state, out)
+    if tree_util.tree_structure(expanded) != treedef:   # an early result's container
+        leaves = tree_util.tree_leaves(expanded)
+        raise _Retype(expanded, [_aval(v) for v in leaves])
+    out_leaves, out_treedef = tree_util.tree_flatten(_expand_undefined(out, state))
+    _check_structure(names, treedef, out_treedef, "in the loop")
+    new = [_unify(label, a, _aval(v), where)
+           for label, a, v in zip(labels, before, out_leaves)]
+    if new != avals:
+        raise _Retype(state, new)
 
 
 # --- for ------------------------------------------------------------------------------------
@@ -403,5 +442,17 @@ def _staged_for(iterable, body_fn, state, names, target, stop):
     out = _staged_while(test, body, (counter, first, *state), full_names,
                         where_body=_place(body_fn),
                         trip_count=bound if stop is None else None,
-                        max_trip_count=bound if stop is not None else None)
+                        max_trip_count=bound if stop is not None else None,
+                        presumed=_presumed_target(first, counter, array))
     return tuple(out[2:]) if not keep else (out[1], *out[2:])
+
+
+def _presumed_target(first, counter, array):
+    """`_staged_while`'s ``presumed`` for a ``for`` loop's target (leaf 1: after the
+    index), which the loop body sets to the element and never reads: the index itself for
+    a range, a row of ``array`` (indexing gives a strong value) otherwise."""
+    if first is not UNDEFINED:
+        return None
+    if array is None:
+        return {1: _aval(counter)}
+    return {1: (array.shape[1:], array.dtype, False)}

@@ -24,7 +24,7 @@ from runtime.sourcemap import location_from_traceback
 from emit import emit_module
 
 from .analysis.activity import analyze_scopes, free_names
-from .loading import compile_generated, module_ast_of, namespace_for
+from .loading import compile_generated, module_imports_of, namespace_for
 from .pipeline import runtime_resolver, transpile_function
 from .source import function_source
 
@@ -81,7 +81,7 @@ class _Generated:
         # functools.wraps wrapper carries the name of the function it wraps)
         code_name = getattr(getattr(fn, "__code__", None), "co_name", fn.__name__)
         self.name = code_name if code_name != "<lambda>" else self.source.parse().name
-        module_ast = module_ast_of(self.source.file)
+        imports = module_imports_of(self.source.file)
         on_disk = _up_to_date_module(generated_paths(self.source.file, generated_dir),
                                      self.name, self.source.digest(static_argnames))
         if on_disk is not None:
@@ -91,10 +91,10 @@ class _Generated:
             self.free_names = free_names(function)
         else:
             transpiled = transpile_function(
-                self.source, resolver=runtime_resolver(fn), module_ast=module_ast,
+                self.source, resolver=runtime_resolver(fn), module_ast=imports,
                 module_name=fn.__module__, static_argnames=static_argnames)
             self.text = emit_module(os.path.basename(self.source.file), [transpiled],
-                                    module_ast)
+                                    imports)
             self.free_names, self.from_disk = set(transpiled.free_names), False
         label = f"{self.source.file}:{fn.__qualname__}"
         self.code = compile_generated(self.text, self.source.file, label)

@@ -6,7 +6,9 @@ NumPy objects replaced by their mirrors in `runtime.numpy_api`.
 """
 from __future__ import annotations
 
+import ast
 import builtins
+import dataclasses
 import functools
 import linecache
 import os
@@ -81,15 +83,36 @@ def namespace_for(fn, free_names) -> dict:
     return namespace
 
 
+@dataclasses.dataclass(frozen=True)
+class FileVersion:
+    """One version of a source file: a cached parse is reused only while the file keeps
+    its modification time and size (an edit changes at least one)."""
+
+    path: str
+    mtime_ns: int
+    size: int
+
+    @classmethod
+    def of(cls, path: str) -> "FileVersion":
+        status = os.stat(path)
+        return cls(os.path.abspath(path), status.st_mtime_ns, status.st_size)
+
+
 @functools.lru_cache(maxsize=64)
-def _parse_file(path: str, mtime: float):
-    with open(path, encoding="utf-8") as handle:
-        return gast.parse(handle.read())
+def _top_level_imports(version: FileVersion) -> gast.Module:
+    # The stdlib parser (C) for the whole file, gast's conversion (Python, several times
+    # slower) only for the import statements: the rest of the module is never read.
+    with open(version.path, encoding="utf-8") as handle:
+        module = ast.parse(handle.read())
+    imports = [gast.ast_to_gast(node) for node in module.body
+               if isinstance(node, (ast.Import, ast.ImportFrom))]
+    return gast.Module(imports, [])
 
 
-def module_ast_of(path: str):
-    """The parsed module a function comes from (for its imports), or None."""
+def module_imports_of(path: str) -> gast.Module | None:
+    """The top-level import statements of the module a function comes from, as a gast
+    module (all that the generated module needs of it), or None if it cannot be read."""
     try:
-        return _parse_file(path, os.path.getmtime(path))
+        return _top_level_imports(FileVersion.of(path))
     except (OSError, SyntaxError, ValueError):
         return None

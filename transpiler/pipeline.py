@@ -12,6 +12,7 @@ from .analysis.activity import analyze_scopes, free_names
 from .analysis.binding_time import analyze_binding_times
 from .analysis.liveness import analyze_liveness
 from .analysis.resolve import RuntimeResolver, StaticResolver, annotate_names
+from .analysis.walk import walk
 from .anno import Anno, setanno
 from .checks import check_subset
 from .rules import PIPELINE, REANALYZE
@@ -38,7 +39,7 @@ def analyze(source: FunctionSource, function: gast.FunctionDef, *, resolver=None
     annotate_names(function, resolver)
     analyze_binding_times(function, set(static_argnames))
     analyze_liveness(function)
-    for node in gast.walk(function):
+    for node in walk(function):
         if isinstance(node, gast.stmt):
             setanno(node, Anno.ORIGIN, source.location(node))
     return scope

@@ -14,6 +14,7 @@ import gast
 
 from ..anno import Anno, BindingTime, setanno
 from .resolve import Kind, resolution_of
+from .walk import walk
 
 STATIC, TRACED = BindingTime.STATIC, BindingTime.TRACED
 _STATIC_ATTRIBUTES = frozenset({"shape", "ndim", "dtype", "size", "itemsize", "nbytes"})
@@ -186,14 +187,29 @@ class _Propagator(gast.NodeVisitor):
         self._bind(node.target, self.evaluator.of(node.value))
 
 
-class _Annotator(gast.NodeVisitor):
-    def __init__(self, env):
-        self.evaluator = _Evaluator(env)
+class _MemoizedEvaluator(_Evaluator):
+    """An `_Evaluator` that remembers each node's verdict: once the environment is final,
+    annotating every expression asks for each subexpression again and again (its parent,
+    its grandparent...), which would cost the tree's size times its depth."""
 
-    def generic_visit(self, node):
-        if isinstance(node, gast.expr):
-            setanno(node, Anno.BINDING_TIME, self.evaluator.of(node))
-        super().generic_visit(node)
+    def __init__(self, env: dict[str, BindingTime]):
+        super().__init__(env)
+        self._verdicts: dict[int, BindingTime] = {}   # id(node) -> verdict; nodes outlive it
+
+    def of(self, node) -> BindingTime:
+        verdict = self._verdicts.get(id(node))
+        if verdict is None:
+            verdict = self._verdicts[id(node)] = super().of(node)
+        return verdict
+
+
+def _annotate(statements, env) -> None:
+    """Give every expression in ``statements`` (nested functions too) its binding time."""
+    evaluator = _MemoizedEvaluator(env)
+    for statement in statements:
+        for node in walk(statement):
+            if isinstance(node, gast.expr):
+                setanno(node, Anno.BINDING_TIME, evaluator.of(node))
 
 
 def analyze_binding_times(function: gast.FunctionDef, static_names) -> dict[str, BindingTime]:
@@ -208,8 +224,6 @@ def analyze_binding_times(function: gast.FunctionDef, static_names) -> dict[str,
             propagator.visit(statement)
         if not propagator.changed:
             break
-    annotator = _Annotator(env)
-    for statement in function.body:
-        annotator.visit(statement)
+    _annotate(function.body, env)
     setanno(function, Anno.VARIABLE_TIMES, dict(env))
     return env

@@ -14,12 +14,13 @@ from __future__ import annotations
 import gast
 
 from ..anno import Anno, getanno, setanno
+from .walk import walk
 
 
 def reads(node) -> set[str]:
     """Names ``node`` reads, including free names of lambdas/comprehensions inside it."""
     found = set()
-    for sub in gast.walk(node):
+    for sub in walk(node):
         if isinstance(sub, gast.Name) and isinstance(sub.ctx, gast.Load):
             found.add(sub.id)
     return found
@@ -40,7 +41,7 @@ def assigned_in(statements) -> set[str]:
     """Names any statement in ``statements`` (nested blocks too) may bind."""
     found = set()
     for statement in statements:
-        for node in gast.walk(statement):
+        for node in walk(statement):
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
                 found.add(node.id)
             elif isinstance(node, gast.FunctionDef):

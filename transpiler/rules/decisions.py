@@ -12,6 +12,7 @@ import gast
 
 from ..analysis.liveness import assigned_in, writes
 from ..analysis.resolve import resolution_of
+from ..analysis.walk import walk
 from ..anno import Anno, BindingTime, getanno
 
 
@@ -45,7 +46,7 @@ def carried(node) -> list[str]:
         getanno(node, Anno.LIVE_OUT, frozenset()))
     assigned = assigned_in(node.body + getattr(node, "orelse", []))
     functions = {n.name for s in node.body + getattr(node, "orelse", [])
-                 for n in gast.walk(s) if isinstance(n, gast.FunctionDef)}
+                 for n in walk(s) if isinstance(n, gast.FunctionDef)}
     if isinstance(node, gast.For):
         assigned -= writes(node.target)
     return sorted((assigned & live) - functions)
