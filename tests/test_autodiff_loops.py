@@ -17,7 +17,7 @@ import pytest
 
 from runtime import Builder
 from runtime.autodiff.residuals import RECOMPUTED, linearize_body
-from transpiler import grad, hessian, jit_ps, jvp
+from transpiler import grad, hessian, jacrev, jit_ps, jvp
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -148,6 +148,15 @@ def test_hessian_through_loops(fn):
     x = np.random.default_rng(2).normal(size=8) * 0.3 if fn is forward_algorithm else \
         np.array([0.2, 0.7, -0.5])
     close(hessian(fn)(x), jax.hessian(as_jax(fn))(x), 1e-8, 1e-10)
+
+
+@pytest.mark.parametrize("fn", [sine_loop, forward_algorithm, nested, early_exit],
+                         ids=lambda f: f.__name__)
+def test_reverse_over_reverse_through_loops(fn):
+    """The backward loop records its trip count, so it can be reversed in turn."""
+    x = np.random.default_rng(2).normal(size=8) * 0.3 if fn is forward_algorithm else \
+        np.array([0.2, 0.7, -0.5])
+    close(jacrev(grad(fn))(x), jax.jacrev(jax.grad(as_jax(fn)))(x), 1e-8, 1e-10)
 
 
 def test_linearized_body_splits_primal_and_cotangent_ops():

@@ -135,8 +135,10 @@ def while_vjp(b, op, primals, results, cts, saved: SavedLoop | None = None):
         new_cs, grown = _step_vjp(sub, saved.body, row, guarded, list(cs), len(acc))
         new_acc = [sub.add(a, g) for a, g in zip(acc, grown)]
         return sub.sub(k, sub.constant(np.int32(1))), new_cs, new_acc
+    # the trip count makes the backward loop itself differentiable in reverse mode
     _, final_cs, final_acc = b.while_loop(
-        cond, body, (counter, _present(state_cts), _present(captured_cts)))
+        cond, body, (counter, _present(state_cts), _present(captured_cts)),
+        trip_count=trip_count)
     return _fill(state_cts, final_cs) + _fill(captured_cts, final_acc)
 
 
@@ -225,19 +227,21 @@ def saving_while(b, op, operands):
 
 def _induction_variable(body_region, num_state):
     """(position, stride) of a state entry the body steps by a constant integer (a
-    ``for`` loop's counter), or None."""
+    ``for`` loop's counter, or a backward loop's), or None."""
     producers = {v: op for op in body_region.operations for v in op.results}
     for position, (param, out) in enumerate(zip(body_region.params[:num_state],
                                                 body_region.outputs)):
         op = producers.get(out)
-        if op is None or op.name != "add" or out.shape != () or \
-                not np.issubdtype(out.dtype, np.integer) or \
-                not any(v is param for v in op.operands):   # Values overload ==
+        if op is None or op.name not in ("add", "subtract") or out.shape != () or \
+                not np.issubdtype(out.dtype, np.integer):
             continue
-        other = op.operands[1] if op.operands[0] is param else op.operands[0]
-        constant = producers.get(other)
+        a, c = op.operands
+        if a is not param and (op.name == "subtract" or c is not param):
+            continue   # (compared with `is`: Values overload ==)
+        constant = producers.get(c if a is param else a)
         if constant is not None and constant.name == "constant":
             stride = int(np.asarray(constant.attrs["value"]))
+            stride = -stride if op.name == "subtract" else stride
             if stride != 0:
                 return position, stride
     return None
