@@ -11,6 +11,11 @@ caches key on the function object and the lowered module; its persistent cache i
 * ours: *transpile* = ``jit_ps(fn)`` (read and parse the source, analyze, generate and
   compile the builder module); *first call* = signature, build the XLA computation by
   running the generated code, lower it to StableHLO text, XLA compile, run, wait.
+* ours, generated ahead: the committed-code workflow.  The program's file carries
+  ``@jit_ps``, ``psc-transpile`` has written its module to ``__psc__/`` beforehand (not
+  timed: it runs at commit time), and *definition* is executing the already compiled file,
+  which runs the decorator: it finds the generated module, checks the content hash in its
+  header and compiles it, without transpiling.  Then the same first call.
 * jax.jit: ``jax.jit(fn)`` and the first call (trace to a jaxpr, lower to StableHLO,
   XLA compile, run, wait).  jax.numpy source for the chain is the same text with
   ``import jax.numpy as np``.
@@ -25,6 +30,7 @@ time into phases (wall clock) and lists the Python functions that dominate (cPro
 from __future__ import annotations
 
 import argparse
+import contextlib
 import cProfile
 import gc
 import importlib.util
@@ -37,6 +43,7 @@ import shutil
 import sys
 import tempfile
 import time
+import types
 
 import numpy as np
 
@@ -44,6 +51,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from dispatch import cpu_model, write_section  # noqa: E402  (sibling benchmark)
 
 from transpiler import jit_ps  # noqa: E402
+from transpiler.cli import main as psc_transpile  # noqa: E402
 
 HEADER = "## Compile latency (`benchmarks/compile_latency.py`)"
 SIZES = {"small": (1, 4), "full": (1, 4, 16, 64, 128)}
@@ -75,6 +83,12 @@ def loop_source_jax(k: int, name: str) -> str:
             f"    return jax.lax.fori_loop(0, {LOOP_TRIPS}, body, x)\n")
 
 
+def decorated(text: str, name: str) -> str:
+    """``text`` with ``@jit_ps`` on ``def name``, as committed code has it."""
+    return "from transpiler import jit_ps\n" + text.replace(
+        f"\ndef {name}(", f"\n@jit_ps\ndef {name}(", 1)
+
+
 SOURCES = {
     "chain": (lambda k, n: chain_source(k, n, "numpy"),
               lambda k, n: chain_source(k, n, "jax.numpy")),
@@ -90,11 +104,16 @@ class Programs:
         self.folder = tempfile.mkdtemp(prefix="psc_compile_latency_")
         self._count = itertools.count()
 
-    def load(self, text: str, name: str):
-        module_name = f"psc_latency_{next(self._count)}"
-        path = os.path.join(self.folder, module_name + ".py")
+    def write(self, text: str) -> str:
+        """A new file holding ``text``; its path."""
+        path = os.path.join(self.folder, f"psc_latency_{next(self._count)}.py")
         with open(path, "w", encoding="utf-8") as handle:
             handle.write(text)
+        return path
+
+    def load(self, text: str, name: str):
+        path = self.write(text)
+        module_name = os.path.splitext(os.path.basename(path))[0]
         spec = importlib.util.spec_from_file_location(module_name, path)
         module = importlib.util.module_from_spec(spec)
         sys.modules[module_name] = module
@@ -105,6 +124,17 @@ class Programs:
         name = f"{family}_{k}_{next(self._count)}"
         ours_src, jax_src = SOURCES[family]
         return self.load((ours_src if system == "ours" else jax_src)(k, name), name)
+
+    def generated_ahead(self, family: str, k: int) -> tuple[str, str, str]:
+        """A new ``@jit_ps`` program file whose module ``psc-transpile`` has generated
+        into ``__psc__/`` next to it: (path, its text, function name)."""
+        name = f"{family}_{k}_{next(self._count)}"
+        text = decorated(SOURCES[family][0](k, name), name)
+        path = self.write(text)
+        with contextlib.redirect_stdout(None):   # "wrote ..."
+            status = psc_transpile([path, "-o", os.path.join(self.folder, "__psc__")])
+        assert status == 0, status
+        return path, text, name
 
     def close(self):
         shutil.rmtree(self.folder, ignore_errors=True)
@@ -131,6 +161,26 @@ def cold_ours(fn, args):
     return (transpiled - start) * 1e3, (done - transpiled) * 1e3, f, out
 
 
+def cold_ours_ahead(programs: Programs, family: str, k: int, args):
+    """Definition (executing the program's compiled file, whose ``@jit_ps`` loads the
+    module generated ahead) and first call, in ms; the function and its result."""
+    path, text, name = programs.generated_ahead(family, k)
+    code = compile(text, path, "exec")   # as the import system's bytecode cache would
+    module = types.ModuleType(os.path.splitext(os.path.basename(path))[0])
+    module.__file__ = path
+    sys.modules[module.__name__] = module
+    gc.collect()
+    start = time.perf_counter()
+    exec(code, module.__dict__)
+    defined = time.perf_counter()
+    f = getattr(module, name)
+    out = f(*args)
+    out.block_until_ready()
+    done = time.perf_counter()
+    assert f._generated.from_disk, "the module generated ahead was not used"
+    return (defined - start) * 1e3, (done - defined) * 1e3, f, out
+
+
 def cold_jax(fn, args):
     import jax
     gc.collect()
@@ -141,20 +191,24 @@ def cold_jax(fn, args):
 
 
 def measure(programs: Programs, family: str, k: int, repeats: int, args) -> dict:
-    best = {"transpile": float("inf"), "first": float("inf"), "total": float("inf"),
-            "jax": float("inf")}
+    best = dict.fromkeys(("transpile", "first", "total", "ahead_definition", "ahead_total",
+                          "jax"), float("inf"))
     for _ in range(repeats):
         transpile, first, f, ours_out = cold_ours(programs.fresh(family, k, "ours"), args)
+        defined, ahead_first, ahead_f, ahead_out = cold_ours_ahead(programs, family, k, args)
         jax_ms, jax_out = cold_jax(programs.fresh(family, k, "jax"), args)
-        np.testing.assert_allclose(np.asarray(ours_out), np.asarray(jax_out),
-                                   rtol=1e-3, atol=1e-3)
-        assert f.cache_info().misses == 1, f.cache_info()
-        if family == "loop":
-            assert "stablehlo.while" in f.lower(*args), "the loop was unrolled, not staged"
-        best["transpile"] = min(best["transpile"], transpile)
-        best["first"] = min(best["first"], first)
-        best["total"] = min(best["total"], transpile + first)
-        best["jax"] = min(best["jax"], jax_ms)
+        for out in (ours_out, ahead_out):
+            np.testing.assert_allclose(np.asarray(out), np.asarray(jax_out),
+                                       rtol=1e-3, atol=1e-3)
+        for staged in (f, ahead_f):
+            assert staged.cache_info().misses == 1, staged.cache_info()
+            if family == "loop":
+                assert "stablehlo.while" in staged.lower(*args), \
+                    "the loop was unrolled, not staged"
+        for key, ms in (("transpile", transpile), ("first", first),
+                        ("total", transpile + first), ("ahead_definition", defined),
+                        ("ahead_total", defined + ahead_first), ("jax", jax_ms)):
+            best[key] = min(best[key], ms)
     return best
 
 
@@ -165,6 +219,7 @@ def run(sizes, repeats: int) -> dict:
     try:
         for family in SOURCES:                      # warm-up: backend, first-use imports
             cold_ours(programs.fresh(family, 1, "ours"), args)
+            cold_ours_ahead(programs, family, 1, args)
             cold_jax(programs.fresh(family, 1, "jax"), args)
         rows = []
         for family in SOURCES:
@@ -359,6 +414,8 @@ def plot(rows, path: str) -> None:
                 label="ours: transpile + first call")
         ax.plot(ops, [r["transpile"] for _, r in data], "o:", color="C0", alpha=0.6,
                 label="ours: transpile only")
+        ax.plot(ops, [r["ahead_total"] for _, r in data], "^-", color="C2",
+                label="ours, generated ahead: definition + first call")
         ax.plot(ops, [r["jax"] for _, r in data], "s--", color="C1",
                 label="jax.jit: first call")
         ax.set_xscale("log")
@@ -391,15 +448,21 @@ def report(result: dict, png_link: str | None) -> str:
         "so nothing is cached; *ours transpile* is `jit_ps(fn)`, *ours first call* builds,",
         "lowers, XLA-compiles and runs; *jax.jit* is `jax.jit(fn)` and its first call (trace,",
         f"lower, compile, run). Best of {result['repeats']} (ms), after one warm-up program each.",
+        "*Ours, generated ahead* is the committed-code workflow: the file has `@jit_ps` and",
+        "`psc-transpile` wrote its module to `__psc__/` beforehand (not timed); *definition* runs",
+        "the compiled file, whose decorator finds that module, checks the content hash in its",
+        "header and compiles it instead of transpiling; then the same first call.",
         "",
         "| program | layers | NumPy ops | ours transpile (ms) | ours first call (ms) | "
-        "ours total (ms) | jax.jit first call (ms) | ours / jax.jit |",
-        "|---|---|---|---|---|---|---|---|",
+        "ours total (ms) | jax.jit first call (ms) | ours / jax.jit | "
+        "ours, generated ahead: definition + first call (ms) | generated ahead / jax.jit |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for family, k, r in rows:
         lines.append(f"| {family} | {k} | {k * OPS_PER_LAYER} | {r['transpile']:.1f} | "
                      f"{r['first']:.1f} | {r['total']:.1f} | {r['jax']:.1f} | "
-                     f"{r['total'] / r['jax']:.2f} |")
+                     f"{r['total'] / r['jax']:.2f} | {r['ahead_total']:.1f} (definition "
+                     f"{r['ahead_definition']:.1f}) | {r['ahead_total'] / r['jax']:.2f} |")
     if png_link:
         lines += ["", f"![compile latency against program size]({png_link})"]
     lines += ["", *analysis(result)]
@@ -410,13 +473,33 @@ def _fmt_places(items) -> str:
     return ", ".join(f"{family} k={k}" for family, k in items)
 
 
+def generated_ahead_finding(rows) -> str:
+    """What the committed-code workflow changes: definition without transpiling."""
+    slower = [(family, k) for family, k, r in rows if r["ahead_total"] > r["jax"]]
+    largest = {}
+    for family, k, r in rows:       # each family's largest program
+        if k >= largest.get(family, (0, None))[0]:
+            largest[family] = (k, r)
+    sizes = "; ".join(
+        f"{family} k={k}: {r['ahead_definition']:.1f} ms instead of {r['transpile']:.1f} ms, "
+        f"{r['ahead_total'] / r['jax']:.2f}× jax.jit's first call in all (in memory: "
+        f"{r['total'] / r['jax']:.2f}×)" for family, (k, r) in largest.items())
+    verdict = (f"it is still slower than jax.jit for {_fmt_places(slower)}" if slower else
+               "it starts no slower than jax.jit at every size measured")
+    return (f"With the module generated ahead by `psc-transpile` (committed code), "
+            f"definition only loads it: {sizes}; {verdict}. That workflow needs the build "
+            "step rerun whenever the source changes (a stale module is ignored, and the "
+            "function is transpiled in memory as above).")
+
+
 def analysis(result: dict) -> list[str]:
     rows, profiles = result["rows"], result["profiles"]
     slower = [(family, k) for family, k, r in rows if r["total"] > r["jax"]]
+    ahead = generated_ahead_finding(rows)
     if not slower:
         return ["**Conclusion.** Ours starts no slower than jax.jit at every size measured: "
                 "definition-time transpilation plus our first call costs at most what "
-                "jax.jit's trace + lower + compile + run does."]
+                "jax.jit's trace + lower + compile + run does. " + ahead]
     first_only = [(family, k) for family, k, r in rows if r["first"] > r["jax"]]
     worst = max(rows, key=lambda row: row[2]["total"] / row[2]["jax"])
     out = [
@@ -426,7 +509,7 @@ def analysis(result: dict) -> list[str]:
         + ("Our first call alone is never slower than jax.jit's first call, so the whole "
            "difference is the definition-time transpilation. " if not first_only else
            f"Our first call alone is slower than jax.jit's for {_fmt_places(first_only)}. ")
-        + "The profile below says why.",
+        + ahead + " The profile below says why the in-memory transpile path is slower.",
     ]
     if not profiles:
         return out

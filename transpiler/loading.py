@@ -6,12 +6,9 @@ NumPy objects replaced by their mirrors in `runtime.numpy_api`.
 """
 from __future__ import annotations
 
-import ast
 import builtins
-import dataclasses
 import functools
 import linecache
-import os
 import types
 
 import gast
@@ -24,6 +21,7 @@ from runtime.primitives import GENERATED_PREFIX
 from runtime.errors import SourceLocation
 
 from .analysis.resolve import Kind, classify_value
+from .file_outline import FileVersion, file_outline
 
 
 def compile_generated(text: str, source_file: str, label: str):
@@ -83,29 +81,12 @@ def namespace_for(fn, free_names) -> dict:
     return namespace
 
 
-@dataclasses.dataclass(frozen=True)
-class FileVersion:
-    """One version of a source file: a cached parse is reused only while the file keeps
-    its modification time and size (an edit changes at least one)."""
-
-    path: str
-    mtime_ns: int
-    size: int
-
-    @classmethod
-    def of(cls, path: str) -> "FileVersion":
-        status = os.stat(path)
-        return cls(os.path.abspath(path), status.st_mtime_ns, status.st_size)
-
-
 @functools.lru_cache(maxsize=64)
 def _top_level_imports(version: FileVersion) -> gast.Module:
-    # The stdlib parser (C) for the whole file, gast's conversion (Python, several times
-    # slower) only for the import statements: the rest of the module is never read.
-    with open(version.path, encoding="utf-8") as handle:
-        module = ast.parse(handle.read())
-    imports = [gast.ast_to_gast(node) for node in module.body
-               if isinstance(node, (ast.Import, ast.ImportFrom))]
+    # The file's outline holds the stdlib parse (C) of the whole file; gast's conversion
+    # (Python, several times slower) runs only for the import statements: the rest of the
+    # module is never read.
+    imports = [gast.ast_to_gast(node) for node in file_outline(version).imports]
     return gast.Module(imports, [])
 
 

@@ -45,28 +45,90 @@ def analyze(source: FunctionSource, function: gast.FunctionDef, *, resolver=None
     return scope
 
 
-def reanalyze(function: gast.FunctionDef) -> None:
-    """Scopes, liveness and definedness again, after rules added statements.  Name
-    resolution and binding times are not recomputed: nodes rules wrote have none, which
-    the conversion rules read as "decide at build time"."""
+def reanalyze(function: gast.FunctionDef, liveness: bool = True) -> None:
+    """Scopes, and liveness and definedness unless ``liveness`` is false, again, after rules
+    added statements.  Name resolution and binding times are not recomputed: nodes rules
+    wrote have none, which the conversion rules read as "decide at build time"."""
     analyze_scopes(function)
-    analyze_liveness(function)
+    if liveness:
+        analyze_liveness(function)
+
+
+class _NodeTypes:
+    """The node types a function contains, rescanned only after a rule may have changed it.
+
+    One walk of the tree collects them, much cheaper than a rule's transformer pass.  The
+    set may list types a rule has since removed (a rule that runs for nothing is harmless),
+    never miss one a rule added: after a rule runs, the next question rescans.
+    """
+
+    def __init__(self, function):
+        self.function = function
+        self._types = None
+
+    def changed(self, function) -> None:
+        self.function, self._types = function, None
+
+    def contains_any(self, types) -> bool:
+        if self._types is None:
+            self._types = {type(node) for node in walk(self.function)}
+        return not self._types.isdisjoint(types)
+
+
+def _has_work(rule, present: _NodeTypes) -> bool:
+    return rule.rewrites is None or present.contains_any(rule.rewrites)
+
+
+def run_rules(function: gast.FunctionDef, context: RuleContext, *,
+              skip_idle: bool = True) -> gast.FunctionDef:
+    """Run `PIPELINE` on an analyzed ``function``, in order.
+
+    With ``skip_idle`` (the default), work that cannot change the result is skipped: a rule
+    whose `Rule.rewrites` types the function does not contain (at that point of the
+    pipeline), and, at `REANALYZE`, the analyses when no rule has run since they did (the
+    tree is as they saw it) and liveness when no rule that reads it will run.  The output
+    is the same either way (tests/test_pipeline_skipping.py checks it over the corpora).
+    """
+    present = _NodeTypes(function)
+    changed = False            # has a rule run since the analyses?
+    liveness_skipped = False   # did REANALYZE leave liveness out?
+    for index, step in enumerate(PIPELINE):
+        if step == REANALYZE:
+            if changed or not skip_idle:
+                liveness = not skip_idle or _liveness_needed(PIPELINE[index + 1:], present)
+                reanalyze(function, liveness=liveness)
+                liveness_skipped = not liveness
+            continue
+        if skip_idle and not _has_work(step, present):
+            continue
+        if step.reads_liveness and liveness_skipped:
+            # `_liveness_needed` looked ahead with the types present at REANALYZE: a rule
+            # between it and this one wrote a construct that none of them had.
+            raise AssertionError(f"{step.__name__} would read stale liveness")
+        function = step(context).visit(function)
+        present.changed(function)
+        changed = True
+    return function
+
+
+def _liveness_needed(later_steps, present: _NodeTypes) -> bool:
+    """Will a rule that reads liveness run?  The rules between REANALYZE and the readers
+    (LogicalExpressions) write no loop or `if`, so the types present now decide."""
+    return any(step != REANALYZE and step.reads_liveness and _has_work(step, present)
+               for step in later_steps)
 
 
 def transpile_function(source: FunctionSource, *, resolver=None, module_ast=None,
                        module_name: str = "__main__", static_argnames=(),
-                       runtime_alias: str = "psc") -> TranspiledFunction:
+                       runtime_alias: str = "psc", skip_idle: bool = True
+                       ) -> TranspiledFunction:
     function = source.parse()
     name = function.name   # before BuildFunction renames it
     analyze(source, function, resolver=resolver, module_ast=module_ast,
                     module_name=module_name, static_argnames=static_argnames)
     check_subset(source, function, static_argnames)
     context = RuleContext(source, runtime_alias)
-    for rule in PIPELINE:
-        if rule == REANALYZE:
-            reanalyze(function)
-        else:
-            function = rule(context).visit(function)
+    function = run_rules(function, context, skip_idle=skip_idle)
     gast.fix_missing_locations(function)
     free = frozenset(free_names(function))
     return TranspiledFunction(name, source, function, context.builder_name, free,

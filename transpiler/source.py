@@ -3,14 +3,18 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import importlib.machinery
 import inspect
+import os
 import textwrap
+import types
 
 import gast
 
 from runtime.errors import PSCSyntaxError, SourceLocation
 
 from . import version
+from .file_outline import outline_of
 
 
 @dataclasses.dataclass(frozen=True)
@@ -97,6 +101,9 @@ def function_source(fn) -> FunctionSource:
     # The function's own code, not what functools.wraps says it wraps: a wrapper's body is
     # what runs, and it names its own globals.
     target = getattr(fn, "__code__", fn)
+    found = _module_level_source(target)
+    if found is not None:
+        return found
     try:
         file = inspect.getsourcefile(target) or inspect.getfile(target)
         lines, first_line = inspect.getsourcelines(target)
@@ -105,6 +112,28 @@ def function_source(fn) -> FunctionSource:
             f"the source of {getattr(fn, '__qualname__', fn)!r} is not available",
             hint="define PSC functions in a .py file (not in an interactive session or exec)"
         ) from None
+    return _from_lines(file, first_line, lines)
+
+
+def _module_level_source(code) -> FunctionSource | None:
+    """A module-level function's source, from its file's cached outline: what
+    `inspect.getsourcelines` returns, without tokenizing the function.  None for anything
+    else (nested functions, methods, a file that changed or cannot be read), which
+    `function_source` leaves to inspect."""
+    if not isinstance(code, types.CodeType) or code.co_qualname != code.co_name:
+        return None
+    file = code.co_filename
+    if os.path.splitext(file)[1] not in importlib.machinery.SOURCE_SUFFIXES:
+        return None
+    outline = outline_of(file)
+    span = outline.functions.get(code.co_firstlineno) if outline is not None else None
+    if span is None or span.name != code.co_name:
+        return None
+    return _from_lines(file, span.first_line,
+                       outline.lines[span.first_line - 1:span.last_line])
+
+
+def _from_lines(file: str, first_line: int, lines) -> FunctionSource:
     text = "".join(lines)
     dedented = textwrap.dedent(text)
     indent = len(lines[0]) - len(lines[0].lstrip()) if dedented != text else 0

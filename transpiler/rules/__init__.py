@@ -2,7 +2,9 @@
 
 `PIPELINE` is the one ordered list the front end runs on every PSC function; `REANALYZE`
 marks where the analyses run again because the rules before it added statements whose
-liveness the rules after it need.
+liveness the rules after it need.  `transpiler.pipeline.run_rules` skips a rule when the
+function has none of the node types it rewrites (`Rule.rewrites`), and skips REANALYZE
+when no rule ran before it (or its liveness when no rule after it reads liveness).
 """
 from .break_continue import BreakContinue
 from .build_function import BuildFunction

@@ -20,7 +20,16 @@ class Rule(gast.NodeTransformer):
 
     ``self.function`` is the top-level function being rewritten (the first FunctionDef
     visited); rules that override ``visit_FunctionDef`` call `enter_function` first.
+
+    ``rewrites``: node types at least one of which a function must contain for the rule to
+    change anything (or raise); the pipeline skips the rule for a function with none of
+    them (`transpiler.pipeline.run_rules`).  None: the rule always runs.  Over-approximate:
+    a type missing here makes the pipeline skip a rule that had work to do.
+    ``reads_liveness``: whether the rule reads `Anno.LIVE_IN`/`LIVE_OUT`/`DEFINED_IN`.
     """
+
+    rewrites: frozenset | None = None
+    reads_liveness: bool = False
 
     def __init__(self, context: RuleContext):
         self.context = context

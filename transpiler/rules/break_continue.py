@@ -54,6 +54,8 @@ def _own_exits(loop, kind) -> list:
 class BreakContinue(Rule):
     """Lowers ``continue`` then ``break`` of every loop that needs it, innermost first."""
 
+    rewrites = frozenset({gast.Break, gast.Continue})
+
     def _needs_lowering(self, loop, kind) -> bool:
         exits = _own_exits(loop, kind)
         return bool(exits) and (any(exits) or is_staged_loop(loop, self.function))

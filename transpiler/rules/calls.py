@@ -41,6 +41,8 @@ _CALL_THROUGH = {Kind.USER_FUNCTION, Kind.UNKNOWN, Kind.RULE}
 class TranspiledCalls(Rule):
     """``helper(x)`` -> ``psc.transpiled(helper)(x)`` for user and unknown callables."""
 
+    rewrites = frozenset({gast.Call})
+
     def __init__(self, context):
         super().__init__(context)
         self.scopes = []

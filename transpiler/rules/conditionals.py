@@ -27,6 +27,8 @@ def relu_or_scale(x, s):
 """
 from __future__ import annotations
 
+import gast
+
 from ..analysis.liveness import assigned_in
 from ..anno import Anno, getanno
 from .base import Rule, demo  # noqa: F401  (demo: used by the doctest)
@@ -38,6 +40,9 @@ from .flags import load, runtime_call
 
 
 class Conditionals(Rule):
+
+    rewrites = frozenset({gast.If})
+    reads_liveness = True   # what a staged construct carries
 
     def __init__(self, context):
         super().__init__(context)

@@ -36,6 +36,8 @@ def _thunk(expression) -> gast.Lambda:
 class LogicalExpressions(Rule):
     """Rewrites the four forms when an operand is traced."""
 
+    rewrites = frozenset({gast.BoolOp, gast.UnaryOp, gast.IfExp, gast.Compare})
+
     def _call(self, attr, *args):
         return runtime_call(self.context.runtime_alias, attr, *args)
 

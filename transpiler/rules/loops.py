@@ -50,6 +50,9 @@ from .flags import load, runtime_call, with_origin
 
 class Loops(Rule):
 
+    rewrites = frozenset({gast.For, gast.While})
+    reads_liveness = True   # what a staged construct carries
+
     def __init__(self, context):
         super().__init__(context)
         self.names = FunctionNames()

@@ -59,6 +59,9 @@ def _needs_lowering(function) -> bool:
 class ReturnStatements(Rule):
     """Lowers the returns of the top-level function when the exit analysis requires it."""
 
+    # a return is lowered only inside a loop or a staged `if`
+    rewrites = frozenset({gast.For, gast.While, gast.If})
+
     def visit_FunctionDef(self, node):
         if not _needs_lowering(node):
             return node

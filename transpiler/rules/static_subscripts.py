@@ -33,6 +33,8 @@ def _literal(index) -> bool:
 class StaticSubscripts(Rule):
     """``static[i]`` -> ``psc.getitem(static, i)`` when ``i`` is not a literal."""
 
+    rewrites = frozenset({gast.Subscript})
+
     def visit_Subscript(self, node):
         self.generic_visit(node)
         if not isinstance(node.ctx, gast.Load) or _literal(node.slice):

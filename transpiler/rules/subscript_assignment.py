@@ -59,6 +59,9 @@ def _load(node):
 class SubscriptAssignment(Rule):
     """``x[i] = v`` -> ``x = psc.setitem(x, i, v)``; ``x[i] += v`` adds a mode."""
 
+    # only assignments whose target is an element (a Subscript)
+    rewrites = frozenset({gast.Subscript})
+
     def _update(self, target: gast.Subscript, value, mode: str | None):
         args = [_load(target.value), _index_expression(target.slice), value]
         if mode is not None:
