@@ -2,37 +2,50 @@
 from __future__ import annotations
 
 import ast
-import io
 import re
-import tokenize
 
+# A source comment closes a line: the last ``# file.py:LINE`` on it.
 _COMMENT = re.compile(r"#\s*(?P<file>[^\s:#]+):(?P<line>\d+)\s*$")
 
 
-def _comments(text: str) -> dict[int, int]:
-    found = {}
-    for token in tokenize.generate_tokens(io.StringIO(text).readline):
-        if token.type == tokenize.COMMENT:
-            match = _COMMENT.match(token.string)
-            if match:
-                found[token.start[0]] = int(match.group("line"))
-    return found
+def _comment_on(lines: list[str], line: int, after: int) -> int | None:
+    """The source line named by the comment closing generated ``line`` (1-based), looking
+    only past UTF-8 byte offset ``after`` (the statement's code: a string there is not a
+    comment)."""
+    text = lines[line - 1]
+    if not text.isascii():   # ast counts columns in UTF-8 bytes
+        after = len(text.encode("utf-8")[:after].decode("utf-8", errors="ignore"))
+    match = _COMMENT.search(text, after)
+    return int(match.group("line")) if match else None
 
 
-def line_map(text: str) -> dict[int, int]:
-    """Generated line -> source line, for every line of every commented statement."""
-    comments = _comments(text)
+def _is_compound(node) -> bool:
+    return any(isinstance(getattr(node, f, None), list) and getattr(node, f)
+               and isinstance(getattr(node, f)[0], ast.stmt)
+               for f in ("body", "orelse", "finalbody"))
+
+
+def line_map(text: str, tree: ast.Module | None = None) -> dict[int, int]:
+    """Generated line -> source line, for every line of every commented statement.
+
+    ``tree`` is ``ast.parse(text)`` when the caller has it.  A simple statement's comment
+    follows its last line; a compound statement's follows its header line.  Comments are
+    read with a regular expression from where the statement's code ends (the emitter
+    writes them there; tokenizing the module to find them cost more than compiling it).
+    """
+    lines = text.splitlines()
     mapping: dict[int, int] = {}
 
     def visit(statements):
         for node in statements:
-            compound = any(isinstance(getattr(node, f, None), list) and getattr(node, f)
-                           and isinstance(getattr(node, f)[0], ast.stmt)
-                           for f in ("body", "orelse", "finalbody"))
-            comment_line = node.lineno if compound else node.end_lineno
-            source_line = comments.get(comment_line)
+            compound = _is_compound(node)
+            if compound:   # the header: the comment is after the first line's code
+                source_line = _comment_on(lines, node.lineno, node.col_offset)
+                last = node.lineno
+            else:
+                last = node.end_lineno
+                source_line = _comment_on(lines, last, node.end_col_offset)
             if source_line is not None:
-                last = node.lineno if compound else node.end_lineno
                 for line in range(node.lineno, last + 1):
                     mapping[line] = source_line
             for field in ("body", "orelse", "finalbody"):
@@ -40,5 +53,5 @@ def line_map(text: str) -> dict[int, int]:
                 if isinstance(children, list) and children and isinstance(children[0],
                                                                           ast.stmt):
                     visit(children)
-    visit(ast.parse(text).body)
+    visit((tree or ast.parse(text)).body)
     return mapping

@@ -424,6 +424,19 @@ def test_module_written_by_the_cli_is_used(disk_source, capsys):
     _check_disk_model_results(module)
 
 
+def test_a_module_on_disk_finds_the_globals_its_nested_functions_read(disk_source):
+    """A reused module is not parsed: the names it reads come from its compiled code, the
+    loop body's (a nested function's) included."""
+    out = disk_source.parent / "__psc__"
+    assert cli.main([str(disk_source), "-o", str(out)]) == 0
+    module = importlib.import_module(disk_source.stem)
+    assert module.scaled_loop._generated.from_disk is True
+    x = np.array([1.0, -2.0])
+    assert_same(module.scaled_loop(x, np.int64(3)),
+                module.scaled_loop.__wrapped__(x, 3))
+    assert {"SCALE", "shifted"} <= module.scaled_loop._generated.free_names
+
+
 def test_the_module_on_disk_is_what_runs(disk_source):
     """Proof that the disk text is executed: an edited body (header kept) changes results."""
     out = disk_source.parent / "__psc__"

@@ -23,8 +23,7 @@ from runtime.sourcemap import location_from_traceback
 
 from emit import emit_module
 
-from .analysis.activity import analyze_scopes, free_names
-from .loading import compile_generated, module_imports_of, namespace_for
+from .loading import compile_generated, module_imports_of, names_read_by, namespace_for
 from .pipeline import runtime_resolver, transpile_function
 from .source import function_source
 
@@ -84,11 +83,11 @@ class _Generated:
         imports = module_imports_of(self.source.file)
         on_disk = _up_to_date_module(generated_paths(self.source.file, generated_dir),
                                      self.name, self.source.digest(static_argnames))
-        if on_disk is not None:
+        label = f"{self.source.file}:{fn.__qualname__}"
+        if on_disk is not None:   # no parse of the source: its names come from the code
             self.text, self.from_disk = on_disk, True
-            function = self.source.parse()
-            analyze_scopes(function)
-            self.free_names = free_names(function)
+            self.code = compile_generated(self.text, self.source.file, label)
+            self.free_names = names_read_by(self.code)
         else:
             transpiled = transpile_function(
                 self.source, resolver=runtime_resolver(fn), module_ast=imports,
@@ -96,8 +95,7 @@ class _Generated:
             self.text = emit_module(os.path.basename(self.source.file), [transpiled],
                                     imports)
             self.free_names, self.from_disk = set(transpiled.free_names), False
-        label = f"{self.source.file}:{fn.__qualname__}"
-        self.code = compile_generated(self.text, self.source.file, label)
+            self.code = compile_generated(self.text, self.source.file, label)
 
     def build_function(self):
         namespace = namespace_for(self.fn, self.free_names)

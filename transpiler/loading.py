@@ -6,6 +6,7 @@ NumPy objects replaced by their mirrors in `runtime.numpy_api`.
 """
 from __future__ import annotations
 
+import ast
 import builtins
 import functools
 import linecache
@@ -28,13 +29,14 @@ def compile_generated(text: str, source_file: str, label: str):
     """Compile generated ``text``; register it for tracebacks and for source locations."""
     filename = f"{GENERATED_PREFIX} {label}>"
     linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    tree = ast.parse(text, filename)   # parsed once: for the line map and for compile
     mapping = {}
-    for generated_line, source_line in line_map(text).items():
+    for generated_line, source_line in line_map(text, tree).items():
         line_text = linecache.getline(source_file, source_line)
         col = len(line_text) - len(line_text.lstrip())
         mapping[generated_line] = SourceLocation(source_file, source_line, col)
     sourcemap.register(filename, mapping)
-    return compile(text, filename, "exec")
+    return compile(tree, filename, "exec")
 
 
 def staged_view(value):
@@ -68,6 +70,18 @@ def closure_values(fn) -> dict:
         except ValueError:
             pass
     return values
+
+
+def names_read_by(code) -> set[str]:
+    """Every global name the compiled module ``code`` (nested functions included) may
+    read: its code objects' ``co_names``.  A superset (attribute names are there too),
+    which is all `namespace_for` needs: it skips names the user's globals lack."""
+    names, pending = set(), [code]
+    while pending:
+        current = pending.pop()
+        names.update(current.co_names)
+        pending.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
+    return names
 
 
 def namespace_for(fn, free_names) -> dict:
