@@ -610,3 +610,18 @@ def test_jit_ps_of_a_functools_wraps_wrapper_runs_the_wrapper():
     compiled = jit_ps(_doubled_sine_total)
     assert_same(compiled(x), _doubled_sine_total(x))
     assert compiled.__name__ == "_doubled_sine_total"
+
+
+@jit_ps
+def _doubling(x, n):
+    for _ in range(n):
+        x = x * 2.0
+    return x
+
+
+def test_jit_ps_of_a_jit_ps_function_takes_the_new_options():
+    x = np.array([1.0, 3.0])
+    static = jit_ps(_doubling, static_argnames="n")
+    assert_same(static(x, 3), _doubling.__wrapped__(x, 3))
+    assert_same(_doubling(x, 3), _doubling.__wrapped__(x, 3))
+    assert static.static_argnames == ["n"] and not _doubling.static_argnames

@@ -152,6 +152,8 @@ def jit_ps(fn=None, *, static_argnums=(), static_argnames=(), generated_dir=None
                    static_argnames=tuple(static_argnames), generated_dir=generated_dir)
     if fn is None:
         return functools.partial(jit_ps, **options)
+    if isinstance(fn, PSCFunction):   # jit_ps(jit_ps(f), ...): f with these options
+        return PSCFunction(fn.__wrapped__, **options)
     if getattr(fn, "__psc_primitive__", False):   # e.g. jit_ps(grad(f)): nothing to transpile
         return _staged_primitive(fn, options["static_argnums"], options["static_argnames"])
     return PSCFunction(fn, **options)
