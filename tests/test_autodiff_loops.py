@@ -17,7 +17,7 @@ import pytest
 
 from runtime import Builder
 from runtime.autodiff.residuals import RECOMPUTED, linearize_body
-from transpiler import grad, hessian, jacrev, jit_ps, jvp
+from transpiler import fori_loop, grad, hessian, jacrev, jit_ps, jvp
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -102,6 +102,57 @@ def early_exit(x):
     return np.sum(acc)
 
 
+def unused_loop(x):
+    y = x
+    for i in range(3):
+        while np.sum(y) < 4.0:   # no reverse rule, but off the gradient's path
+            y = y * 1.5 + 0.1
+    if np.sum(y) > 1.0:
+        return np.sum(x * 2.0)
+    return np.sum(x * 3.0)
+
+
+def _weyl_step(i, carry):
+    s, x = carry
+    return s + np.uint32(2654435769), np.sin(x) * 1.1 + 0.1
+
+
+def _big_step(i, carry):
+    s, x = carry
+    return s + np.int32(1_000_000_000), np.sin(x) * 1.1 + 0.1
+
+
+def _unsigned_down_step(i, carry):
+    s, x = carry
+    return s - np.uint32(1), np.sin(x) * 1.1 + 0.1
+
+
+def _plain_step(i, x):
+    return np.sin(x) * 1.1 + 0.1
+
+
+# fori_loop's own counter is no constant step, so the state's integer is tried as the row
+# index; it must be refused where it would wrap around or run below zero.
+
+def weyl_counter(x):
+    _, x = fori_loop(0, 4, _weyl_step, (np.uint32(0), x))
+    return np.sum(x * np.arange(x.size))
+
+
+def big_stride_counter(x):
+    _, x = fori_loop(0, 4, _big_step, (np.int32(0), x))
+    return np.sum(x * np.arange(x.size))
+
+
+def unsigned_down_counter(x):
+    _, x = fori_loop(0, 4, _unsigned_down_step, (np.uint32(10), x))
+    return np.sum(x * np.arange(x.size))
+
+
+def plain_counter(x):
+    return np.sum(fori_loop(0, 4, _plain_step, x) * np.arange(x.size))
+
+
 @jit_ps
 def sine_loop_grad(x):
     return grad(sine_loop)(x)
@@ -157,6 +208,18 @@ def test_reverse_over_reverse_through_loops(fn):
     x = np.random.default_rng(2).normal(size=8) * 0.3 if fn is forward_algorithm else \
         np.array([0.2, 0.7, -0.5])
     close(jacrev(grad(fn))(x), jax.jacrev(jax.grad(as_jax(fn)))(x), 1e-8, 1e-10)
+
+
+def test_a_loop_off_the_gradient_path_is_not_differentiated():
+    x = np.array([0.5, 1.0, 0.25])
+    close(grad(unused_loop)(x), np.full(3, 2.0))
+
+
+@pytest.mark.parametrize("fn", [weyl_counter, big_stride_counter, unsigned_down_counter],
+                         ids=lambda f: f.__name__)
+def test_integer_state_that_cannot_number_the_rows(fn):
+    x = np.array([0.3, -0.8, 1.2])
+    close(grad(fn)(x), jax.grad(as_jax(plain_counter))(x))
 
 
 def test_linearized_body_splits_primal_and_cotangent_ops():

@@ -83,7 +83,8 @@ class _Generated:
         imports = module_imports_of(self.source.file)
         on_disk = _up_to_date_module(generated_paths(self.source.file, generated_dir),
                                      self.name, self.source.digest(static_argnames))
-        label = f"{self.source.file}:{fn.__qualname__}"
+        code = getattr(fn, "__code__", None)   # a wraps wrapper's own name, not the wrapped's
+        label = f"{self.source.file}:{getattr(code, 'co_qualname', fn.__qualname__)}"
         if on_disk is not None:   # no parse of the source: its names come from the code
             self.text, self.from_disk = on_disk, True
             self.code = compile_generated(self.text, self.source.file, label)

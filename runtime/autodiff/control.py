@@ -181,7 +181,7 @@ def saving_while(b, op, operands):
     if guarded:
         row_avals.append(((), np.dtype(bool)))
     rows = [_zeros(b, (trip_count,) + tuple(shape), dtype) for shape, dtype in row_avals]
-    induction = None if guarded else _induction_variable(body_region, n)
+    induction = None if guarded else _induction_variable(body_region, n, trip_count)
 
     def step(sub, current, bufs, k):
         env = run_primal(sub, body, current)
@@ -225,9 +225,11 @@ def saving_while(b, op, operands):
     return results, SavedLoop(body, list(rows))
 
 
-def _induction_variable(body_region, num_state):
+def _induction_variable(body_region, num_state, trip_count):
     """(position, stride) of a state entry the body steps by a constant integer (a
-    ``for`` loop's counter, or a backward loop's), or None."""
+    ``for`` loop's counter, or a backward loop's) that numbers the iterations exactly:
+    ``(value - initial) // stride`` stays in its dtype's range for ``trip_count`` steps.
+    None if there is none."""
     producers = {v: op for op in body_region.operations for v in op.results}
     for position, (param, out) in enumerate(zip(body_region.params[:num_state],
                                                 body_region.outputs)):
@@ -239,11 +241,14 @@ def _induction_variable(body_region, num_state):
         if a is not param and (op.name == "subtract" or c is not param):
             continue   # (compared with `is`: Values overload ==)
         constant = producers.get(c if a is param else a)
-        if constant is not None and constant.name == "constant":
-            stride = int(np.asarray(constant.attrs["value"]))
-            stride = -stride if op.name == "subtract" else stride
-            if stride != 0:
-                return position, stride
+        if constant is None or constant.name != "constant":
+            continue
+        stride = int(np.asarray(constant.attrs["value"]))
+        stride = -stride if op.name == "subtract" else stride
+        limits = np.iinfo(out.dtype)
+        if stride != 0 and -limits.max <= stride * (trip_count - 1) <= limits.max and \
+                (stride > 0 or limits.min < 0):
+            return position, stride
     return None
 
 

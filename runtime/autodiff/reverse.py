@@ -20,22 +20,38 @@ from .trace import replay
 def forward_pass(b, region, primals, save_loops=False):
     """Replay ``region`` on ``primals``: a map from each region value to its value in b.
 
-    With ``save_loops`` (a backward pass follows: True, or the loop ops concerned), a loop
-    whose trip count (or a bound on it) is known is replayed as the loop that also saves
-    what each iteration's VJP needs; the buffers are kept in the map under the op."""
+    With ``save_loops`` (a backward pass from the region's outputs follows), each loop
+    with a known trip count (or a bound on it) that the backward pass will differentiate
+    is replayed as the loop that also saves what each iteration's VJP needs; the buffers
+    are kept in the map under the op."""
+    saving = differentiated_loops(region) if save_loops else ()
     env = dict(zip(region.params, primals))
     for outer, inner in region.captures.items():
         env.setdefault(inner, outer)
     for op in region.operations:
         operands = [env[v] for v in op.operands]
-        if op.name == "while" and is_bounded(op) and (
-                save_loops is True or (save_loops and op in save_loops)):
+        if op in saving:
             from .control import saving_while
             results, env[op] = saving_while(b, op, operands)
         else:
             results = replay(b, op, operands)
         env.update(zip(op.results, results))
     return env
+
+
+def differentiated_loops(region) -> set:
+    """The bounded loops of ``region`` that a backward pass from its float outputs reaches
+    (walking back as `backward_pass` does).  Only those are worth saving, and a loop off
+    the gradient's path must not be: its body may have no VJP at all."""
+    with_ct = {v for v in region.outputs if is_float(v)}
+    loops = set()
+    for op in reversed(region.operations):
+        if op.name in NONDIFFERENTIABLE or not any(v in with_ct for v in op.results):
+            continue
+        if op.name == "while" and is_bounded(op):
+            loops.add(op)
+        with_ct.update(v for v in op.operands if is_float(v))
+    return loops
 
 
 def is_bounded(op) -> bool:
