@@ -72,8 +72,14 @@ def _first_line(node) -> int:
 
 
 def _span(node: ast.FunctionDef, after, lines) -> FunctionSpan:
+    return FunctionSpan(node.name, _first_line(node), last_line(node, after, lines))
+
+
+def last_line(node, after, lines) -> int:
+    """The last line of top-level function ``node`` (stdlib ast or gast) followed by the
+    top-level statement ``after`` (None at the end of the file), as `inspect` ends it."""
     next_line = _first_line(after) if after is not None else len(lines) + 1
-    return FunctionSpan(node.name, _first_line(node), _last_line(node, next_line, lines))
+    return _last_line(node, next_line, lines)
 
 
 def _last_line(node: ast.FunctionDef, next_line: int, lines) -> int:

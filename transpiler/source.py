@@ -14,7 +14,7 @@ import gast
 from runtime.errors import PSCSyntaxError, SourceLocation
 
 from . import version
-from .file_outline import outline_of
+from .file_outline import last_line, outline_of
 
 
 @dataclasses.dataclass(frozen=True)
@@ -143,8 +143,10 @@ def _from_lines(file: str, first_line: int, lines) -> FunctionSource:
 def module_function_sources(file: str, text: str, module: gast.Module):
     """(name, FunctionSource) of every top-level function in a parsed module (CLI path)."""
     lines = text.splitlines(keepends=True)
-    for node in module.body:
+    for node, after in zip(module.body, module.body[1:] + [None]):
         if isinstance(node, gast.FunctionDef):
             start = min([node.lineno] + [d.lineno for d in node.decorator_list])
-            source = "".join(lines[start - 1:node.end_lineno])
+            # ends where the decorator's lookup ends it (trailing indented comments
+            # included), so the digests of the two ways in agree
+            source = "".join(lines[start - 1:last_line(node, after, lines)])
             yield node, FunctionSource(file, start, source, 0)
