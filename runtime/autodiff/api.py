@@ -18,7 +18,7 @@ from ..errors import PSCTypeError, PSCValueError
 from ..ir import Value
 from ..primitives import transpiled
 from ..staged import StagedFunction
-from .forward import jvp_region, zeros_like
+from .forward import jvp_region, zeros, zeros_like
 from .reverse import backward_pass, forward_pass
 from .rules import is_float
 from .trace import trace
@@ -238,7 +238,7 @@ def grad(fun, argnums=0, has_aux=False):
 def _basis_loop(b, size, column_fn, out_shape, dtype):
     """``J[..., i] = column_fn(e_i)`` for i < size, as one staged loop (constant program
     size, however many columns): returns J with shape ``out_shape + (size,)``."""
-    flat = b.broadcast_in_dim(b.constant(np.zeros((), dtype)), (size,) + out_shape, ())
+    flat = zeros(b, (size,) + out_shape, dtype)
 
     def cond(sub, carry):
         return sub.lt(carry[0], sub.constant(np.int32(size)))

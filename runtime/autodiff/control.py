@@ -16,7 +16,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..errors import PSCValueError
-from .forward import jvp_region, zeros_like
+from .forward import jvp_region, zeros, zeros_like
 from .residuals import LinearizedBody, linearize_body, run_backward, run_primal
 from .reverse import backward_pass, forward_pass
 from .rules import is_float
@@ -132,7 +132,7 @@ def while_vjp(b, op, primals, results, cts, saved: SavedLoop | None = None):
     def body(sub, carry):
         k, cs, acc = carry
         row = [_row(sub, buf, k) for buf in saved.rows]
-        new_cs, grown = _step_vjp(sub, saved.body, row, guarded, list(cs), len(acc))
+        new_cs, grown = _step_vjp(sub, saved.body, row, guarded, list(cs))
         new_acc = [sub.add(a, g) for a, g in zip(acc, grown)]
         return sub.sub(k, sub.constant(np.int32(1))), new_cs, new_acc
     # the trip count makes the backward loop itself differentiable in reverse mode
@@ -149,7 +149,7 @@ def _row(b, buffer, k):
                      buffer.shape[1:])
 
 
-def _step_vjp(b, body: LinearizedBody, row, guarded, cs, num_captured_cts):
+def _step_vjp(b, body: LinearizedBody, row, guarded, cs):
     """One backward step from its stored ``row``: (the cotangents of the step's float input
     state, the increments of the captured values' cotangents).  A guarded step applies
     the VJP only where the loop test held (the row's last entry)."""
@@ -180,7 +180,7 @@ def saving_while(b, op, operands):
     row_avals = [(v.shape, v.dtype) for v in body.residuals]
     if guarded:
         row_avals.append(((), np.dtype(bool)))
-    rows = [_zeros(b, (trip_count,) + tuple(shape), dtype) for shape, dtype in row_avals]
+    rows = [zeros(b, (trip_count,) + tuple(shape), dtype) for shape, dtype in row_avals]
     induction = None if guarded else _induction_variable(body_region, n, trip_count)
 
     def step(sub, current, bufs, k):
@@ -250,10 +250,6 @@ def _induction_variable(body_region, num_state, trip_count):
                 (stride > 0 or limits.min < 0):
             return position, stride
     return None
-
-
-def _zeros(b, shape, dtype):
-    return b.broadcast_in_dim(b.constant(np.zeros((), dtype)), shape, ())
 
 
 def _store_row(b, buffer, value, k):

@@ -21,8 +21,12 @@ LINEAR_OPERANDS = {
 }
 
 
+def zeros(b, shape, dtype):
+    return b.broadcast_in_dim(b.constant(np.zeros((), dtype)), shape, ())
+
+
 def zeros_like(b, value):
-    return b.broadcast_in_dim(b.constant(np.zeros((), value.dtype)), value.shape, ())
+    return zeros(b, value.shape, value.dtype)
 
 
 def _tangent_or_zeros(b, tangent, primal):

@@ -79,22 +79,21 @@ def _depends_on(region: Region, sources) -> set:
 
 
 def _residuals(region: Region, tangent: set, outputs) -> tuple[Value, ...]:
-    """The primal values the cotangent ops (and ``outputs``) read, less those that are
-    recomputed from others or read from outside the loop, in region order."""
+    """The primal values the backward step reads to compute ``outputs``, in region order:
+    walking back from them through the ops it rebuilds (cotangent ops, and `RECOMPUTED`
+    ones) to the first other values, less those read from outside the loop."""
     producers = {v: op for op in region.operations for v in op.results}
     outside = set(region.captures.values())
-    pending = [v for op in region.operations if op.results[0] in tangent
-               for v in op.operands] + list(outputs)
-    stored, seen = set(), set()
+    pending, stored, seen = list(outputs), set(), set()
     while pending:
         value = pending.pop()
-        if value in seen or value in tangent or value in outside:
+        if value in seen or value in outside:
             continue
         seen.add(value)
         op = producers.get(value)
-        if op is not None and op.name in RECOMPUTED:
+        if op is not None and (value in tangent or op.name in RECOMPUTED):
             pending.extend(op.operands)
-        else:   # a state parameter, or the result of a real computation
+        elif value not in tangent:   # a state parameter, or a real primal computation
             stored.add(value)
     in_order = list(region.params) + [v for op in region.operations for v in op.results]
     return tuple(v for v in in_order if v in stored)
