@@ -92,7 +92,7 @@ def test_module_level_sources_are_what_inspect_finds(module_name):
     for fn in _functions(vars(module)):
         if fn.__module__ == module_name and fn.__code__.co_name != "<lambda>":
             found = _module_level_source(fn.__code__)
-            if fn.__code__.co_qualname == fn.__code__.co_name:
+            if fn.__qualname__ == fn.__name__:
                 assert found == _by_inspect(fn), fn.__name__
                 checked += 1
             else:

@@ -76,14 +76,14 @@ class _Generated:
     def __init__(self, fn, static_argnames=(), generated_dir=None):
         self.fn = fn
         self.source = function_source(fn)
-        # a lambda is named after its line by the parser; anything else by its code (a
-        # functools.wraps wrapper carries the name of the function it wraps)
-        code_name = getattr(getattr(fn, "__code__", None), "co_name", fn.__name__)
+        # Named by its own code: a functools.wraps wrapper carries the wrapped function's
+        # names.  A lambda is named after its line by the parser.
+        code = getattr(fn, "__code__", None)
+        code_name = getattr(code, "co_name", fn.__name__)
         self.name = code_name if code_name != "<lambda>" else self.source.parse().name
         imports = module_imports_of(self.source.file)
         on_disk = _up_to_date_module(generated_paths(self.source.file, generated_dir),
                                      self.name, self.source.digest(static_argnames))
-        code = getattr(fn, "__code__", None)   # a wraps wrapper's own name, not the wrapped's
         label = f"{self.source.file}:{getattr(code, 'co_qualname', fn.__qualname__)}"
         if on_disk is not None:   # no parse of the source: its names come from the code
             self.text, self.from_disk = on_disk, True

@@ -120,7 +120,8 @@ def _module_level_source(code) -> FunctionSource | None:
     `inspect.getsourcelines` returns, without tokenizing the function.  None for anything
     else (nested functions, methods, a file that changed or cannot be read), which
     `function_source` leaves to inspect."""
-    if not isinstance(code, types.CodeType) or code.co_qualname != code.co_name:
+    if not isinstance(code, types.CodeType) or \
+            getattr(code, "co_qualname", code.co_name) != code.co_name:   # 3.11+
         return None
     file = code.co_filename
     if os.path.splitext(file)[1] not in importlib.machinery.SOURCE_SUFFIXES:
