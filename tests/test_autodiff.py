@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import types
 from typing import Callable
 
 import jax
@@ -27,34 +26,15 @@ import pytest
 
 from ad_corpus import functions as F
 from ad_corpus.functions import weighted_sum
-from transpiler import (PSCError, PSCTypeError, PSCValueError, cond, fori_loop, grad,
-                        hessian, jacfwd, jacrev, jit_ps, jvp, switch, value_and_grad, vjp)
-
-
-
-@pytest.fixture(autouse=True, scope="module")
-def jax_x64():
-    """JAX computes its oracle results in float64 while this module's tests run.  The flag
-    is process-wide, so it is switched back afterwards rather than set at import (pytest
-    imports every test module before running any, and tests/test_jit_api.py checks that
-    the flag is off)."""
-    previous = jax.config.jax_enable_x64
-    jax.config.update("jax_enable_x64", True)
-    yield
-    jax.config.update("jax_enable_x64", previous)
+from ad_corpus.oracles import JAX_ATOL, JAX_RTOL, as_jax, close, close_tree, jax_x64  # noqa: F401
+from transpiler import (PSCTypeError, PSCValueError, grad, hessian, jacfwd, jacrev, jit_ps,
+                        jvp, value_and_grad, vjp)
 
 FD_STEP = 1e-6
 FD_RTOL, FD_ATOL = 1e-6, 1e-7
-JAX_RTOL, JAX_ATOL = 1e-10, 1e-12
 
 
 # --- oracles -----------------------------------------------------------------------------------
-
-def as_jax(fn):
-    """``fn`` with its global ``np`` bound to ``jax.numpy``: the same program in JAX."""
-    return types.FunctionType(fn.__code__, dict(fn.__globals__, np=jnp), fn.__name__,
-                              fn.__defaults__, fn.__closure__)
-
 
 def fd_jvp(fn, args, tangents, h=FD_STEP):
     """Central difference of ``fn`` at ``args`` along ``tangents`` (None: held fixed)."""
@@ -76,21 +56,6 @@ def fd_grad(scalar_fn, args, position, h=FD_STEP):
         out[k] = fd_jvp(scalar_fn, args, tangents, h)
     return out
 
-
-def close(actual, expected, rtol, atol, dtype=np.float64):
-    actual = np.asarray(actual)
-    assert actual.dtype == dtype, actual.dtype
-    assert actual.shape == np.shape(expected), (actual.shape, np.shape(expected))
-    np.testing.assert_allclose(actual, np.asarray(expected, np.float64), rtol=rtol,
-                               atol=atol)
-
-
-def close_tree(actual, expected, rtol=JAX_RTOL, atol=JAX_ATOL):
-    a_leaves, a_tree = jax.tree_util.tree_flatten(actual)
-    e_leaves, e_tree = jax.tree_util.tree_flatten(expected)
-    assert a_tree == e_tree, (a_tree, e_tree)
-    for a, e in zip(a_leaves, e_leaves):
-        close(a, e, rtol, atol, dtype=np.asarray(e).dtype)
 
 
 # --- the primitive table -----------------------------------------------------------------------

@@ -8,40 +8,16 @@ the structure of the program we build (what runs in which loop).
 from __future__ import annotations
 
 import re
-import types
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from ad_corpus import functions as F
+from ad_corpus.oracles import as_jax, close, jax_x64  # noqa: F401
 from runtime import Builder
 from runtime.autodiff.residuals import RECOMPUTED, linearize_body
 from transpiler import fori_loop, grad, hessian, jacrev, jit_ps, jvp
-
-
-@pytest.fixture(autouse=True, scope="module")
-def jax_x64():
-    previous = jax.config.jax_enable_x64
-    jax.config.update("jax_enable_x64", True)
-    yield
-    jax.config.update("jax_enable_x64", previous)
-
-
-def as_jax(fn):
-    """``fn`` and the module functions it calls, with ``np`` bound to ``jax.numpy``."""
-    namespace = dict(fn.__globals__, np=jnp)
-    for name, value in list(namespace.items()):
-        if isinstance(value, types.FunctionType) and value.__module__ == fn.__module__:
-            namespace[name] = types.FunctionType(value.__code__, namespace, value.__name__,
-                                                 value.__defaults__, value.__closure__)
-    return namespace[fn.__name__]
-
-
-def close(ours, theirs, rtol=1e-10, atol=1e-12):
-    ours, theirs = np.asarray(ours), np.asarray(theirs)
-    assert ours.dtype == theirs.dtype and ours.shape == theirs.shape
-    np.testing.assert_allclose(ours, theirs, rtol=rtol, atol=atol)
 
 
 W = np.random.default_rng(0).normal(size=(4, 4)) * 0.5
@@ -91,15 +67,6 @@ def nested(x):
         for j in range(2):
             x = np.tanh(x * (1.0 + j) + i * 0.3)
     return np.sum(x ** 3)
-
-
-def early_exit(x):
-    acc = x
-    for i in range(6):
-        acc = acc * 1.3 + np.sin(acc)
-        if np.sum(acc) > 8.0:
-            return np.sum(acc ** 2)
-    return np.sum(acc)
 
 
 def unused_loop(x):
@@ -182,7 +149,8 @@ def test_a_second_integer_counter_in_the_state():
     close(grad(extra_counter)(x), jax.grad(as_jax(extra_counter))(x))
 
 
-@pytest.mark.parametrize("fn", [forward_algorithm, max_with_ties, nested, early_exit],
+@pytest.mark.parametrize("fn", [forward_algorithm, max_with_ties, nested,
+                                F.cf_early_return],
                          ids=lambda f: f.__name__)
 def test_grad_and_hessian_vector_products(fn):
     rng = np.random.default_rng(1)
@@ -201,7 +169,8 @@ def test_hessian_through_loops(fn):
     close(hessian(fn)(x), jax.hessian(as_jax(fn))(x), 1e-8, 1e-10)
 
 
-@pytest.mark.parametrize("fn", [sine_loop, forward_algorithm, nested, early_exit],
+@pytest.mark.parametrize("fn", [sine_loop, forward_algorithm, nested,
+                                F.cf_early_return],
                          ids=lambda f: f.__name__)
 def test_reverse_over_reverse_through_loops(fn):
     """The backward loop records its trip count, so it can be reversed in turn."""

@@ -13,38 +13,8 @@ import numpy as np
 import pytest
 
 from ad_corpus import functions as F
-from transpiler import grad, hessian, jacfwd, jit_ps, jvp, value_and_grad
-
-
-
-@pytest.fixture(autouse=True, scope="module")
-def jax_x64():
-    """JAX computes its oracle results in float64 while this module's tests run.  The flag
-    is process-wide, so it is switched back afterwards rather than set at import (pytest
-    imports every test module before running any, and tests/test_jit_api.py checks that
-    the flag is off)."""
-    previous = jax.config.jax_enable_x64
-    jax.config.update("jax_enable_x64", True)
-    yield
-    jax.config.update("jax_enable_x64", previous)
-
-RTOL, ATOL = 1e-10, 1e-12
-
-
-def close(actual, expected, rtol=RTOL, atol=ATOL, dtype=np.float64):
-    actual = np.asarray(actual)
-    assert actual.dtype == dtype, actual.dtype
-    assert actual.shape == np.shape(expected), (actual.shape, np.shape(expected))
-    np.testing.assert_allclose(actual, np.asarray(expected, np.float64), rtol=rtol,
-                               atol=atol)
-
-
-def close_tree(actual, expected, rtol=RTOL, atol=ATOL):
-    a_leaves, a_tree = jax.tree_util.tree_flatten(actual)
-    e_leaves, e_tree = jax.tree_util.tree_flatten(expected)
-    assert a_tree == e_tree, (a_tree, e_tree)
-    for a, e in zip(a_leaves, e_leaves):
-        close(a, e, rtol, atol)
+from ad_corpus.oracles import close, close_tree, jax_x64  # noqa: F401
+from transpiler import grad, hessian, jacfwd, jit_ps, value_and_grad
 
 
 # --- MLP -------------------------------------------------------------------------------------
