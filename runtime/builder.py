@@ -456,14 +456,34 @@ class Builder:
             if pred is bool: return (branches[0] if pred else branches[1])(operands)
             return branches[min(max(index, 0), len(branches) - 1)](operands)
         """
-        pred_or_index = self._resolve(pred_or_index)
-        index = self._branch_index(pred_or_index, branches)
-        if pred_or_index.dtype == dtypes.bool_:
-            branches = (branches[1], branches[0])   # index 0 is the false branch
         leaves, treedef = self._leaves(operands, "conditional operands")
-        subs, outs = [], []
+        built = []
         for i, branch in enumerate(branches):
             sub, out = self._run_region(f"branch_{i}", branch, leaves, treedef)
+            built.append((sub, out))
+        return self.conditional_from_branches(pred_or_index, built, leaves)
+
+    def branch_builder(self, index: int) -> "Builder":
+        """An empty sub-builder for branch ``index`` of `conditional_from_branches`.
+
+        A caller builds a branch on it directly (reading values of enclosing regions by
+        capture) when it must see what the branch gives back before the `conditional`
+        exists: `runtime.control_flow` builds each branch of a traced ``if`` once, then
+        unifies the two branches' types by appending conversions to each.
+        """
+        return self._sub_builder(f"branch_{index}")
+
+    def conditional_from_branches(self, pred_or_index: Value, built, operands=()):
+        """The ``case`` operation over branches already built: ``built`` is a list of
+        ``(sub_builder, result_pytree)`` in `conditional`'s branch order, each sub-builder
+        from `branch_builder` (no parameters) or with one parameter per leaf of
+        ``operands`` (a flat list of Values)."""
+        pred_or_index = self._resolve(pred_or_index)
+        index = self._branch_index(pred_or_index, built)
+        if pred_or_index.dtype == dtypes.bool_:
+            built = (built[1], built[0])   # index 0 is the false branch
+        subs, outs = [], []
+        for sub, out in built:
             out_leaves, out_treedef = sub._leaves(out, "branch result")
             sub._region.outputs = [sub._resolve(v) for v in out_leaves]
             subs.append(sub)
@@ -475,7 +495,7 @@ class Builder:
         captured = list(dict.fromkeys(v for sub in subs for v in sub._region.captures))
         self._close_regions([sub._region for sub in subs], captured)
         avals = [(v.shape, v.dtype) for v in first_leaves]
-        results = self._op("case", [index, *leaves, *captured], [s._region for s in subs],
+        results = self._op("case", [index, *operands, *captured], [s._region for s in subs],
                            result_avals=tuple(avals))
         for i, result in enumerate(results):
             result.weak = all(out_leaves[i].weak for out_leaves, _ in outs)

@@ -9,9 +9,9 @@ instead when the body needs the index as a static value.
 
 Carried values are unified the way the Python program sees them: a weak Python number
 adopts the dtype of the array it meets (``acc = 0.0`` then ``acc = acc + x[i]`` with float32
-``x`` carries float32).  A branch is *probed* (built in a throw-away region) to learn the
-types it gives back; a loop is built speculatively with the types it has and built again,
-unified, only when its body changes one.  A change of shape, of a strong dtype, or of a
+``x`` carries float32).  Each branch of an ``if`` is built once and its results are then
+converted to the types both branches agree on; a loop is built speculatively with the
+types it has and built again, unified, only when its body changes one.  A change of shape, of a strong dtype, or of a
 container's structure is a `PSCError` naming the variable and both places.
 """
 from __future__ import annotations
@@ -182,11 +182,12 @@ def _place(fn) -> str:
     return f"line {location.line}" if location is not None else getattr(fn, "__name__", "?")
 
 
-def _probe(b, fn, args):
-    """Build ``fn(*args)`` in a throw-away region, to learn the types of its results."""
-    sub = b._sub_builder("probe")
+def _build_branch(b, index, fn, state):
+    """Build ``fn(*state)`` once, on a branch builder of ``b`` (values of ``b``'s region are
+    captured): the branch's own ops, before its results are unified with the other's."""
+    sub = b.branch_builder(index)
     with building(sub):
-        return fn(*args)
+        return sub, tuple(fn(*state))
 
 
 # --- if -------------------------------------------------------------------------------------
@@ -195,36 +196,38 @@ def if_stmt(test, true_fn, false_fn, state, names):
     """``if test:`` with branches as functions of the carried variables ``state``.
 
     Each branch takes the carried values and returns them updated (a tuple).  A static
-    ``test`` runs one branch as Python; a traced one builds both and selects.
+    ``test`` runs one branch as Python; a traced one builds both and selects.  Each branch
+    is built once: the carried types are unified from what the two built branches give
+    back, and each branch region ends with the conversions to them (so nested ``if``s
+    build in time linear in their size).
     """
     if not isinstance(test, Value):
         return tuple(true_fn(*state) if test else false_fn(*state))
     b = current_builder()
     pred = truth(test)
-    probes = [tuple(_probe(b, fn, state)) for fn in (true_fn, false_fn)]
-    state = _expand_undefined(state, *probes)
-    probes = [_expand_undefined(p, state) for p in probes]
+    built = [_build_branch(b, i, fn, state) for i, fn in enumerate((true_fn, false_fn))]
+    state = _expand_undefined(state, *(out for _, out in built))
+    built = [(sub, _expand_undefined(out, state)) for sub, out in built]
     leaves, treedef, labels = _flatten(state, names)
     if_place, else_place = _place(true_fn), _place(false_fn)
     where = (f"after the if branch ({if_place})",
              f"after the else branch ({else_place})" if else_place != if_place else
              f"when the if ({if_place}) is not taken")
     results = []
-    for probe in probes:
-        out_leaves, out_treedef = tree_util.tree_flatten(probe)
+    for _, out in built:
+        out_leaves, out_treedef = tree_util.tree_flatten(out)
         _check_structure(names, treedef, out_treedef, "between the branches")
-        results.append([_aval(v) for v in out_leaves])
-    avals = [_unify(label, t, f, where) for label, t, f in zip(labels, *results)]
+        results.append(out_leaves)
+    avals = [_unify(label, _aval(t), _aval(f), where)
+             for label, t, f in zip(labels, *results)]
     if all(a is None for a in avals):   # nothing carried: the branches have no effect
         return tuple(state)
-
-    def branch(fn):
-        def build(sub, _):
-            out = tree_util.tree_leaves(_expand_undefined(tuple(fn(*state)), state))
-            return [_carried(sub, v, a) for v, a in zip(out, avals) if a is not None]
-        return build
-    chosen = b.conditional(pred, [branch(true_fn), branch(false_fn)], ())
-    chosen = iter(chosen)
+    finished = []
+    for (sub, _), out_leaves in zip(built, results):
+        with building(sub):
+            finished.append((sub, [_carried(sub, v, a)
+                                   for v, a in zip(out_leaves, avals) if a is not None]))
+    chosen = iter(b.conditional_from_branches(pred, finished))
     merged = [next(chosen) if a is not None else UNDEFINED for a in avals]
     return tree_util.tree_unflatten(treedef, merged)
 
