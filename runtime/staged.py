@@ -12,6 +12,9 @@ builder `Value`s and static ones as their Python values, and returns a pytree of
    compilations), runs it, and hands the C++ side what it needs to run that signature
    itself next time.
 
+A program with a loop may never end; its calls run on a worker thread while the calling
+thread waits in a way Ctrl-C can interrupt (`runtime.interrupt`).
+
 The C++ dispatcher squashes 64-bit inputs to 32 bits unless x64 is on, so each call turns
 x64 on *for the calling thread only* while it runs (``enable_x64.swap_local``); JAX's global
 flag is never changed and float64 stays float64.
@@ -31,6 +34,7 @@ from .cache import CacheInfo, LRUCache
 from .client import Executable, compile, device_put, get_client
 from .context import building
 from .errors import PSCTypeError, PSCValueError
+from .interrupt import has_loop, run_interruptibly
 from .ir import Value
 from .signature import Signature, signature_of
 
@@ -58,6 +62,7 @@ class _Compiled(NamedTuple):
     executable: Executable
     out_treedef: Any
     const_buffers: list   # device arrays of the large constants, the leading parameters
+    has_loop: bool        # calls wait for it interruptibly (see runtime.interrupt)
 
 
 def static_parameters(fn: Callable, static_argnums=(), static_argnames=()):
@@ -102,6 +107,7 @@ class StagedFunction:
         self.platform = platform
         self._cache = LRUCache(maxsize)
         self._fast_path = fast_path
+        self._interruptible = False   # set once a signature's program has a loop
         self._cpp = _jax.pjit(self.name, None, self._cache_miss, self.static_argnums,
                               self.static_argnames, (self.name, id(self)), _REGISTRY,
                               self._shard_arg_fallback, _jax.PjitFunctionCache(maxsize))
@@ -109,6 +115,11 @@ class StagedFunction:
     # --- calling --------------------------------------------------------------------------
 
     def __call__(self, *args, **kwargs):
+        if self._interruptible:   # a program with a loop: Ctrl-C must be able to stop it
+            return run_interruptibly(self._dispatch, args, kwargs)
+        return self._dispatch(args, kwargs)
+
+    def _dispatch(self, args, kwargs):
         previous = _swap_x64(True)
         try:
             return self._cpp(*args, **kwargs)
@@ -127,7 +138,11 @@ class StagedFunction:
         buffers = compiled.const_buffers + [
             device_put(leaf, spec.shape, spec.dtype, executable.device)
             for leaf, spec in zip(leaves, signature.leaves)]
-        outputs = executable.execute(buffers)
+        if compiled.has_loop:
+            self._interruptible = True
+            outputs = run_interruptibly(executable.execute, buffers)
+        else:
+            outputs = executable.execute(buffers)
         result = compiled.out_treedef.unflatten(outputs)
         return result, self._fast_path_data(compiled, args, kwargs, leaves), False
 
@@ -205,7 +220,7 @@ class StagedFunction:
         constants = _hoist_large_constants(computation)
         executable = compile(computation, self.platform)
         const_buffers = [device_put(c, c.shape, c.dtype, executable.device) for c in constants]
-        return _Compiled(executable, out_treedef, const_buffers)
+        return _Compiled(executable, out_treedef, const_buffers, has_loop(computation.region))
 
     # --- inspection -----------------------------------------------------------------------
 
