@@ -137,12 +137,14 @@ class Builder:
     def _op(self, name: str, operands: Sequence, regions=(), **attrs) -> list[Value]:
         operands = [self._resolve(v) for v in operands]
         location = self.location
+        op = Operation(name, operands, attrs, regions, location)
         try:
             avals = OP_DEFS[name](operands, attrs)
+            # `Value` checks its extent (`ir.check_extent`): no op makes an array XLA
+            # would abort on
+            op.results = tuple(Value(shape, dtype, self._region, op) for shape, dtype in avals)
         except PSCError as err:
             raise err.with_location(location) from None
-        op = Operation(name, operands, attrs, regions, location)
-        op.results = tuple(Value(shape, dtype, self._region, op) for shape, dtype in avals)
         self._region.operations.append(op)
         return list(op.results)
 
@@ -161,7 +163,10 @@ class Builder:
             dtype = dtypes.canonical(dtype)
         except TypeError as err:
             raise self.error(PSCTypeError, str(err)) from None
-        value = Value(shape, dtype, self._region, weak=weak)
+        try:
+            value = Value(shape, dtype, self._region, weak=weak)
+        except PSCError as err:
+            raise err.with_location(self.location) from None
         self._params[index] = value
         return value
 

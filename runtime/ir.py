@@ -19,9 +19,35 @@ from typing import Any
 import numpy as np
 
 from .array_api import ArrayMethods
-from .errors import SourceLocation
+from .errors import PSCShapeError, SourceLocation
 
 _value_ids = itertools.count()
+
+# The most bytes one value may span.  XLA computes element counts and byte sizes in
+# int64 and aborts the process (it does not raise) on a shape whose product overflows
+# ("overflow in static extent product"); it rejects one whose byte size may overflow.
+# So every value's byte size, counted over its non-zero dimensions (a zero does not stop
+# XLA's running product from overflowing first), must fit in int64.  Whether the memory
+# exists is the device's business: XLA reports that as an ordinary error.
+MAX_VALUE_BYTES = 2**63 - 1
+
+
+def check_extent(shape: tuple, dtype: np.dtype) -> None:
+    """Raise `PSCShapeError` (without a location: the builder adds it) for a shape no
+    value can have: a negative dimension, or more bytes than `MAX_VALUE_BYTES`."""
+    extent = dtype.itemsize   # Python ints: the product itself never overflows
+    for d in shape:
+        if d < 0:
+            raise PSCShapeError(f"negative dimension in shape {shape}")
+        if d:
+            extent *= d
+    if extent > MAX_VALUE_BYTES:
+        elements = extent // dtype.itemsize
+        raise PSCShapeError(
+            f"an array of shape {shape} and dtype {dtype} would hold {elements:.3g} "
+            f"elements ({extent:.3g} bytes), more than XLA can address",
+            hint="XLA indexes arrays with 64-bit byte sizes: one array may span at most "
+                 "2**63 - 1 bytes")
 
 
 class Value(ArrayMethods):
@@ -37,6 +63,7 @@ class Value(ArrayMethods):
                  weak: bool = False):
         self.shape = tuple(int(d) for d in shape)
         self.dtype = np.dtype(dtype)
+        check_extent(self.shape, self.dtype)
         self.weak = weak
         self.region = region
         self.producer = producer

@@ -14,6 +14,7 @@ import numpy as np
 
 from . import dtypes
 from .errors import PSCShapeError, PSCTypeError, PSCValueError
+from .ir import check_extent
 
 Aval = tuple  # (shape, dtype)
 OP_DEFS: dict[str, Callable] = {}
@@ -348,6 +349,9 @@ def _infer_argreduce(operands, attrs):
              f"attempt to get argmax/argmin of an empty sequence ({_fmt(x)}, axis {axis})")
     _require(dtypes.is_integer(attrs["index_dtype"]), PSCTypeError,
              "argmax/argmin index dtype must be an integer")
+    # the lowering reduces over an iota of indices of the operand's shape: it too must
+    # be an array XLA can address
+    check_extent(x.shape, np.dtype(attrs["index_dtype"]))
     return [(_reduced_shape("argmax", x, (axis,)), attrs["index_dtype"])]
 
 
