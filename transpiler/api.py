@@ -15,22 +15,26 @@ from __future__ import annotations
 import functools
 import os
 import re
+import stat
 import weakref
 
 from runtime import StagedFunction, set_transpile_hook
-from runtime.errors import PSCError
+from runtime.errors import PSCError, SourceLocation
 from runtime.sourcemap import location_from_traceback
 
 from emit import emit_module
 
 from .loading import compile_generated, module_imports_of, names_read_by, namespace_for
-from .pipeline import runtime_resolver, transpile_function
+from .pipeline import run_nested, runtime_resolver, transpile_function
 from .source import function_source
 
 GENERATED_DIR_ENV = "PSC_GENERATED_DIR"
 
 
 _ANCESTORS = 8   # how far up a directory run of psc-transpile may have started
+# A folder with one of these is a project's root: a directory run above it is not the
+# project's, so the default lookup goes no higher.
+_PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 
 
 def generated_paths(source_file: str, generated_dir: str | None = None) -> list[str]:
@@ -38,22 +42,52 @@ def generated_paths(source_file: str, generated_dir: str | None = None) -> list[
 
     ``psc-transpile SRC... -o OUT`` writes ``OUT/<stem>_psc.py`` for a file, and keeps
     sub-folders for a directory (``OUT/sub/<stem>_psc.py``).  ``OUT`` is ``generated_dir``
-    or ``$PSC_GENERATED_DIR`` if set, else ``__psc__`` in the source's folder or one of its
-    ancestors.  The header's content hash decides whether a candidate is used.
+    or ``$PSC_GENERATED_DIR`` if set (the sub-folder a directory run gave the module is
+    tried for each of the source's ancestors), else ``__psc__`` in the source's folder or
+    in an ancestor of it the user's project owns: the walk up stops after the project's
+    root and before a folder that others may write to or that another user owns (``/tmp``:
+    anyone could put a module there, and the decorator would run it).  A candidate is used
+    only when its header's hash for the function matches (see `FunctionSource.digest`).
     """
     stem = os.path.splitext(os.path.basename(source_file))[0] + "_psc.py"
     folder = os.path.dirname(os.path.abspath(source_file))
     explicit = generated_dir or os.environ.get(GENERATED_DIR_ENV)
-    candidates, ancestor = [], folder
-    for _ in range(_ANCESTORS):
+    ancestors = _all_ancestors(folder) if explicit else _project_ancestors(folder,
+                                                                           source_file)
+    candidates = []
+    for ancestor in ancestors:
         relative = os.path.relpath(folder, ancestor)
         base = explicit or os.path.join(ancestor, "__psc__")
         candidates.append(os.path.normpath(os.path.join(base, relative, stem)))
-        parent = os.path.dirname(ancestor)
-        if parent == ancestor:
-            break
-        ancestor = parent
     return list(dict.fromkeys(candidates))
+
+
+def _all_ancestors(folder: str) -> list[str]:
+    """``folder`` and its ancestors, at most `_ANCESTORS` of them."""
+    found = [folder]
+    while len(found) < _ANCESTORS and os.path.dirname(found[-1]) != found[-1]:
+        found.append(os.path.dirname(found[-1]))
+    return found
+
+
+def _project_ancestors(folder: str, source_file: str) -> list[str]:
+    """The folders of `_all_ancestors` whose ``__psc__`` the default lookup may use."""
+    try:
+        owner = os.stat(source_file).st_uid
+    except OSError:
+        return []
+    found = []
+    for ancestor in _all_ancestors(folder):
+        try:
+            status = os.stat(ancestor)
+        except OSError:
+            break
+        if status.st_mode & stat.S_IWOTH or status.st_uid != owner:
+            break
+        found.append(ancestor)
+        if any(os.path.exists(os.path.join(ancestor, m)) for m in _PROJECT_MARKERS):
+            break
+    return found
 
 
 def _up_to_date_module(paths, name: str, digest: str) -> str | None:
@@ -75,7 +109,15 @@ class _Generated:
 
     def __init__(self, fn, static_argnames=(), generated_dir=None):
         self.fn = fn
-        self.source = function_source(fn)
+        # Deeply nested code needs a deeper stack to parse, analyse and print; a lambda's
+        # source lookup parses its whole file.
+        self.source = run_nested(function_source, fn)
+        location = SourceLocation(self.source.file, self.source.first_line if
+                                  self.source.lambda_at is None else self.source.lambda_at[0])
+        run_nested(self._load, static_argnames, generated_dir, location=location)
+
+    def _load(self, static_argnames, generated_dir):
+        fn = self.fn
         # Named by its own code: a functools.wraps wrapper carries the wrapped function's
         # names.  A lambda is named after its line by the parser.
         code = getattr(fn, "__code__", None)
@@ -83,7 +125,7 @@ class _Generated:
         self.name = code_name if code_name != "<lambda>" else self.source.parse().name
         imports = module_imports_of(self.source.file)
         on_disk = _up_to_date_module(generated_paths(self.source.file, generated_dir),
-                                     self.name, self.source.digest(static_argnames))
+                                     self.name, self.source.digest(static_argnames, imports))
         label = f"{self.source.file}:{getattr(code, 'co_qualname', fn.__qualname__)}"
         if on_disk is not None:   # no parse of the source: its names come from the code
             self.text, self.from_disk = on_disk, True

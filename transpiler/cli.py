@@ -5,6 +5,9 @@ The source is never imported or run: names are resolved from each file's own imp
 Each source file ``pkg/model.py`` with ``@jit_ps`` functions becomes ``OUTDIR/model_psc.py``
 (sub-directories of a directory argument are kept).  Output is deterministic.
 ``--check`` writes nothing and exits 1 when a generated module is missing or stale.
+Files are read as Python reads them (PEP 263 coding declarations); one that cannot be
+read, decoded or transpiled is reported on one line (``FILE: error: ...``) and skipped,
+the others are still transpiled, and the exit status is 2.
 """
 from __future__ import annotations
 
@@ -12,13 +15,14 @@ import argparse
 import ast
 import os
 import sys
+import tokenize
 
 import gast
 
 from emit import emit_module
 from runtime.errors import PSCError
 
-from .pipeline import transpile_function
+from .pipeline import run_nested, transpile_function
 from .source import module_function_sources
 
 
@@ -47,10 +51,21 @@ def _static_names(node: gast.FunctionDef, options: dict) -> tuple:
     return tuple(sorted(names))
 
 
+def read_source(path: str) -> str:
+    """The text of the source file at ``path``, decoded as Python decodes it: a PEP 263
+    coding declaration or a UTF-8 BOM, else UTF-8 (`tokenize.open`).  Raises
+    `UnicodeDecodeError` for bytes the encoding cannot decode and `SyntaxError` for an
+    unknown or contradictory declaration, as the import would."""
+    with tokenize.open(path) as handle:
+        return handle.read()
+
+
 def transpile_file(path: str) -> str | None:
     """The generated module for ``path``, or None when it has no jit_ps function."""
-    with open(path, encoding="utf-8") as handle:
-        text = handle.read()
+    return run_nested(_transpile_text, path, read_source(path))
+
+
+def _transpile_text(path: str, text: str) -> str | None:
     module = gast.parse(text)
     module_name = os.path.splitext(os.path.basename(path))[0]
     functions = []
@@ -103,15 +118,19 @@ def main(argv=None) -> int:
                   file=sys.stderr)
             return 2
         targets[relative] = source
+    failed = False
     for source, relative in pairs:
+        # A file that cannot be transpiled is reported and skipped; the others still are.
         try:
             generated = transpile_file(source)
         except PSCError as err:
-            print(err, file=sys.stderr)
-            return 2
-        except (OSError, SyntaxError) as err:
-            print(f"psc-transpile: {source}: {err}", file=sys.stderr)
-            return 2
+            print(err if err.location is not None else f"{source}: {err}", file=sys.stderr)
+            failed = True
+            continue
+        except (OSError, SyntaxError, UnicodeDecodeError) as err:
+            print(_file_error(source, err), file=sys.stderr)
+            failed = True
+            continue
         if generated is None:
             continue
         target = os.path.join(args.output, relative)
@@ -130,7 +149,20 @@ def main(argv=None) -> int:
         print(f"wrote {target}")
     for target, why in stale:
         print(f"{why}: {target}", file=sys.stderr)
-    return 1 if stale else 0
+    return 2 if failed else 1 if stale else 0
+
+
+def _file_error(path: str, err: Exception) -> str:
+    """One line, ``path[:line[:col]]: error: what``, for a file that cannot be read."""
+    if isinstance(err, UnicodeDecodeError):
+        return (f"{path}: error: cannot decode byte {err.object[err.start]:#04x} at offset "
+                f"{err.start} as {err.encoding} (declare the file's encoding with a "
+                f"'# -*- coding: NAME -*-' line, as PEP 263 describes)")
+    if isinstance(err, SyntaxError):
+        where = path + "".join(f":{n}" for n in (err.lineno, err.offset) if n)
+        return f"{where}: error: {err.msg}"
+    return f"{path}: error: {err.strerror or err}" if isinstance(err, OSError) else \
+        f"{path}: error: {err}"
 
 
 if __name__ == "__main__":

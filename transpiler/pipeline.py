@@ -5,8 +5,12 @@
 from __future__ import annotations
 
 import dataclasses
+import sys
+import threading
 
 import gast
+
+from runtime.errors import PSCSyntaxError, SourceLocation
 
 from .analysis.activity import analyze_scopes, free_names
 from .analysis.binding_time import analyze_binding_times
@@ -27,7 +31,7 @@ class TranspiledFunction:
     node: gast.FunctionDef      # the build function
     builder_name: str
     free_names: frozenset       # module-level / closure names the function reads
-    digest: str                 # FunctionSource.digest with the static argument names
+    digest: str                 # FunctionSource.digest (static names, module imports)
 
 
 def analyze(source: FunctionSource, function: gast.FunctionDef, *, resolver=None,
@@ -132,7 +136,7 @@ def transpile_function(source: FunctionSource, *, resolver=None, module_ast=None
     gast.fix_missing_locations(function)
     free = frozenset(free_names(function))
     return TranspiledFunction(name, source, function, context.builder_name, free,
-                              source.digest(static_argnames))
+                              source.digest(static_argnames, module_ast))
 
 
 def runtime_resolver(fn) -> RuntimeResolver:
@@ -144,3 +148,77 @@ def runtime_resolver(fn) -> RuntimeResolver:
             except ValueError:   # an empty cell: defined later in the enclosing function
                 pass
     return RuntimeResolver(fn.__globals__, closure)
+
+
+# --- deeply nested source ------------------------------------------------------------------
+#
+# gast's conversion, the analyses, the rules and the printer walk the tree recursively,
+# several Python frames per level of nesting, so an expression Python itself compiles (a
+# sum of 250 terms, 170 nested calls; CPython compiles nesting up to about 3 x its
+# recursion limit) can exceed the default recursion limit of 1000.  Such a function is
+# transpiled again on a thread with a large stack and a raised (bounded) limit.
+
+DEEP_RECURSION_LIMIT = 60_000          # frames; > 3000 levels x the frames one level takes
+DEEP_STACK_BYTES = 1024 * 2**20        # the C stack the frames that go through C need
+_deep_lock = threading.Lock()          # the limit is process-wide: one deep run at a time
+
+
+def run_nested(fn, *args, location: SourceLocation | None = None, **kwargs):
+    """``fn(*args, **kwargs)``, which walks a user's syntax tree recursively.
+
+    Most code is shallow and runs here as it is.  On a `RecursionError`, ``fn`` runs again
+    on a worker thread with a `DEEP_STACK_BYTES` stack and a recursion limit of
+    `DEEP_RECURSION_LIMIT` (restored after); if even that is not enough, a `PSCSyntaxError`
+    at ``location`` (the function's ``def``) says so, never a bare `RecursionError`.
+    """
+    try:
+        return fn(*args, **kwargs)
+    except RecursionError:
+        pass
+    try:
+        return _on_deep_stack(fn, args, kwargs)
+    except RecursionError:
+        raise PSCSyntaxError(
+            "this code nests expressions too deeply to transpile", location,
+            hint="split the deepest expression into several statements with intermediate "
+                 "variables") from None
+
+
+def _on_deep_stack(fn, args, kwargs):
+    outcome = {}
+
+    def target():
+        try:
+            outcome["value"] = fn(*args, **kwargs)
+        except BaseException as err:   # re-raised on the calling thread
+            outcome["error"] = err
+
+    with _deep_lock:
+        previous_limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(previous_limit, DEEP_RECURSION_LIMIT))
+        try:
+            _start_with_large_stack(threading.Thread(target=target, daemon=True,
+                                                     name="psc-deep-transpile")).join()
+        finally:
+            sys.setrecursionlimit(previous_limit)
+    if "error" in outcome:
+        error = outcome.pop("error")
+        raise error
+    return outcome["value"]
+
+
+def _start_with_large_stack(worker: threading.Thread) -> threading.Thread:
+    """Start ``worker`` with the largest stack of `DEEP_STACK_BYTES`, a quarter of it,
+    that the system grants (the size applies to threads started while it is set)."""
+    previous = threading.stack_size()
+    try:
+        for size in (DEEP_STACK_BYTES, DEEP_STACK_BYTES // 4):
+            try:
+                threading.stack_size(size)
+                worker.start()
+                return worker
+            except (ValueError, RuntimeError, MemoryError):
+                continue
+        raise RecursionError("no thread with a large enough stack could be started")
+    finally:
+        threading.stack_size(previous)

@@ -27,12 +27,20 @@ class FunctionSource:
     indent: int              # columns removed by dedenting
     lambda_at: tuple | None = None   # (line, col) of a lambda in `text` (the whole file)
 
-    def digest(self, static_argnames=()) -> str:
+    def digest(self, static_argnames=(), module_ast=None) -> str:
         """Hash of everything the generated code depends on: the transpiler version, the
-        function's text and position (its line comments), and the static argument names
-        (binding times); a stale module never matches."""
+        function's text and position (its line comments), the static argument names
+        (binding times), and the top-level imports of its module (``module_ast``: the
+        generated module copies them, and they decide what a name such as ``trig`` in
+        ``from numpy import sin as trig`` denotes); a stale module never matches.
+
+        Module-level values other than imports are read when the computation is built,
+        so they are not part of it.  The CLI (from the parsed file) and the decorator
+        (from the file's import statements alone) compute the same hash.
+        """
         data = (f"{version.__version__}\n{self.first_line}:{self.indent}\n"
-                f"{','.join(sorted(static_argnames))}\n{self.text}")
+                f"{','.join(sorted(static_argnames))}\n{imports_key(module_ast)}\n"
+                f"{self.text}")
         return hashlib.sha256(data.encode()).hexdigest()[:16]
 
     def location(self, node) -> SourceLocation:
@@ -50,6 +58,25 @@ class FunctionSource:
             raise PSCSyntaxError("jit_ps applies to functions defined with `def`",
                                  SourceLocation(self.file, self.first_line))
         return node
+
+
+def imports_key(module_ast) -> str:
+    """The top-level ``import`` statements of ``module_ast`` (a gast or stdlib ast module,
+    or None) as canonical text, one per line: the same for the same statements however the
+    module was parsed and whatever else it holds."""
+    if module_ast is None:
+        return ""
+    lines = []
+    for node in module_ast.body:
+        kind = type(node).__name__
+        if kind not in ("Import", "ImportFrom"):
+            continue
+        names = ", ".join(a.name + (f" as {a.asname}" if a.asname else "") for a in node.names)
+        if kind == "Import":
+            lines.append(f"import {names}")
+        else:
+            lines.append(f"from {'.' * (node.level or 0)}{node.module or ''} import {names}")
+    return "\n".join(lines)
 
 
 def _lambda_as_function(module, position) -> gast.FunctionDef:
