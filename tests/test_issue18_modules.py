@@ -338,6 +338,10 @@ def test_builder_leaves_check_their_extent_too():
     assert info.value.location.line == 7
     with pytest.raises(PSCShapeError, match="negative dimension"):
         b.iota((-1,), np.int32)
+    # (Constants are NumPy arrays, views included: NumPy itself keeps their byte size
+    # within its intp.)
+    with pytest.raises(ValueError):
+        np.broadcast_to(np.float32(1.0), (2**62,))
     # At the limit and below: fine.
     largest = b.parameter(1, (2**60 - 1,), np.float64)
     assert largest.shape == (2**60 - 1,)
