@@ -133,6 +133,39 @@ def test_an_edited_unused_import_also_invalidates(tmp_path):
     assert_same(module.wave(0.5), module.wave.__wrapped__(0.5))
 
 
+# An import whose name the module binds again: the generated module must not copy it
+# (its imports run after the names read from the user's globals are filled in).
+REBINDINGS = {
+    "def_after": "def trig(x):\n    return x * 0.0 + 7.0\n",
+    "assignment": "trig = np.cos\n",
+    "second_import": "from numpy import cos as trig\n",
+    "in_an_if": "if True:\n    trig = np.tanh\n",
+    "global_in_a_function": ("def _rebind():\n    global trig\n    trig = np.cos\n\n\n"
+                             "_rebind()\n"),
+    "star_import": "from math import *\ncos = np.exp\n",
+    "for_loop": "for trig in (np.cos, np.tanh):\n    pass\n",
+}
+
+
+@pytest.mark.parametrize("case", sorted(REBINDINGS))
+def test_an_import_the_module_rebinds_is_not_copied(tmp_path, case):
+    path = tmp_path / f"rebound_{case}.py"
+    path.write_text(TRIG_MODULE.format(name="sin").replace(
+        "\n\n@jit_ps", "\n" + REBINDINGS[case] + "\n\n@jit_ps").replace(
+        "return trig(x)", "return trig(x) + cos(x)").replace(
+        "from numpy import sin as trig", "from numpy import sin as trig, cos"))
+    x = np.array([0.25, -1.5])
+    in_memory = _load(path)
+    assert in_memory.wave._generated.from_disk is False
+    expected = in_memory.wave.__wrapped__(x)
+    assert_same(in_memory.wave(x), expected)
+    assert cli.main([str(path), "-o", str(tmp_path / "__psc__")]) == 0
+    reused = _load(path)
+    assert reused.wave._generated.from_disk is True
+    assert_same(reused.wave(x), reused.wave.__wrapped__(x))
+    assert "import sin as trig" not in reused.wave.generated_source
+
+
 # --- 8: where generated modules are looked for ----------------------------------------------
 
 PLAIN_MODULE = """\

@@ -22,6 +22,7 @@ import gast
 from emit import emit_module
 from runtime.errors import PSCError
 
+from .file_outline import effective_imports
 from .pipeline import run_nested, transpile_function
 from .source import module_function_sources
 
@@ -67,6 +68,9 @@ def transpile_file(path: str) -> str | None:
 
 def _transpile_text(path: str, text: str) -> str | None:
     module = gast.parse(text)
+    # what the generated module copies: the decorator reads the same from the file's
+    # outline, so both hash the same imports
+    imports = gast.Module(effective_imports(module.body, text), [])
     module_name = os.path.splitext(os.path.basename(path))[0]
     functions = []
     for node, source in module_function_sources(path, text, module):
@@ -75,11 +79,11 @@ def _transpile_text(path: str, text: str) -> str | None:
         if options is None:
             continue
         functions.append(transpile_function(source, module_ast=module,
-                                            module_name=module_name,
+                                            module_name=module_name, imports=imports,
                                             static_argnames=_static_names(node, options)))
     if not functions:
         return None
-    return emit_module(os.path.basename(path), functions, module)
+    return emit_module(os.path.basename(path), functions, imports)
 
 
 def _sources(paths):

@@ -124,8 +124,11 @@ def _liveness_needed(later_steps, present: _NodeTypes) -> bool:
 
 def transpile_function(source: FunctionSource, *, resolver=None, module_ast=None,
                        module_name: str = "__main__", static_argnames=(),
-                       runtime_alias: str = "psc", skip_idle: bool = True
-                       ) -> TranspiledFunction:
+                       runtime_alias: str = "psc", skip_idle: bool = True,
+                       imports=None) -> TranspiledFunction:
+    """``source``'s function, analysed and rewritten.  ``module_ast`` is its module (for
+    the static resolver), ``imports`` the module's `effective_imports` that the generated
+    module will copy (part of the digest; ``module_ast`` when not given)."""
     function = source.parse()
     name = function.name   # before BuildFunction renames it
     analyze(source, function, resolver=resolver, module_ast=module_ast,
@@ -136,7 +139,8 @@ def transpile_function(source: FunctionSource, *, resolver=None, module_ast=None
     gast.fix_missing_locations(function)
     free = frozenset(free_names(function))
     return TranspiledFunction(name, source, function, context.builder_name, free,
-                              source.digest(static_argnames, module_ast))
+                              source.digest(static_argnames,
+                                            module_ast if imports is None else imports))
 
 
 def runtime_resolver(fn) -> RuntimeResolver:
