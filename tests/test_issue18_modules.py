@@ -285,6 +285,8 @@ EXTENT_CASES = {
                     "np.broadcast_to(x, (2**59,))]).sum()", "1.0"),
     "concatenate_past_the_limit": ("return np.concatenate([np.broadcast_to(x, (2**60 - 1,)), "
                                    "np.ones(1)]).sum()", "1.0"),
+    "gather_rows": ("return (np.ones((3, 2)) * x)[np.broadcast_to(np.int64(1) * np.int64(x), "
+                    "(2**59,))].sum()", "1.0"),
     "zero_dim_does_not_hide_it": ("return np.broadcast_to(x, (2**62, 2**62, 0)).sum()",
                                   "1.0"),
 }
