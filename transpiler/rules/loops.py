@@ -44,6 +44,7 @@ from .base import Rule, demo  # noqa: F401  (demo: used by the doctest)
 from .control_flow_functions import (FunctionNames, body_function, initial_values,
                                      names_constant, reject_container_mutation,
                                      result_assignment)
+from ..analysis.liveness import writes
 from .decisions import carried, is_staged_for, is_staged_while, range_call
 from .flags import load, runtime_call, with_origin
 
@@ -74,13 +75,18 @@ class Loops(Rule):
 
     def visit_For(self, node):
         self.generic_visit(node)
-        if not is_staged_for(node, self.function):
-            return node
-        if range_call(node.iter) == "range":   # staged for sure (other iterables may unroll)
-            reject_container_mutation(node.body, self.context.source, "for loop")
-        alias = self.context.runtime_alias
         stop = getanno(node, Anno.STOP_FLAG)
+        staged = is_staged_for(node, self.function)
+        if not staged and stop is None:
+            return node
+        if staged and range_call(node.iter) == "range":   # staged for sure (other
+            reject_container_mutation(node.body, self.context.source, "for loop")   # may unroll)
+        alias = self.context.runtime_alias
         state = carried(node)
+        if not isinstance(node.target, gast.Name):
+            # the body unpacks the target itself: names of it used after the loop are state
+            state = sorted(set(state) | (writes(node.target) &
+                                         getanno(node, Anno.LIVE_OUT, frozenset())))
         if stop is not None and stop not in state:
             state = sorted(state + [stop])
         defined = getanno(node, Anno.DEFINED_IN, frozenset())
@@ -100,6 +106,11 @@ class Loops(Rule):
         call = runtime_call(alias, "for_stmt", *args)
         if stop is not None:
             call.keywords.append(gast.keyword("stop", gast.Constant(stop, None)))
+        if not staged:
+            # A loop that unrolls as Python but breaks under a traced condition (a lowered
+            # `break` or `return`): only `for_stmt` can skip the iterations after that
+            # exit, so it is converted, and told to unroll (`static_range` stays static).
+            call.keywords.append(gast.keyword("unroll", gast.Constant(True, None)))
         return [body, result_assignment(results, call, node), *node.orelse]
 
     @staticmethod

@@ -1,0 +1,197 @@
+"""Issue 18, front-end items: each reproducer and its variants, run both as plain
+Python/NumPy (the oracle) and through `jit_ps`; the results must agree in value, dtype and
+structure, or the PSC function must raise the `PSCError` the item asks for."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from conftest import assert_same
+from runtime import static_range
+from transpiler import jit_ps
+
+
+def same(fn, *args, static=()):
+    """``jit_ps(fn)(*args)`` equals ``fn(*args)``."""
+    expected = fn(*args)
+    actual = jit_ps(fn, static_argnames=static)(*args)
+    assert_same(actual, expected)
+
+
+def f64(*values):
+    return np.array(values, np.float64)
+
+
+# --- item 1: a traced break/return inside an unrolled loop ---------------------------------
+
+def break_last_in_list(x, c):
+    for w in [1.0, 2.0, 3.0]:
+        if c > 0:
+            x = x + 1.0
+            break
+    return x
+
+
+def return_last_in_list(x, c):
+    for w in [1.0, 2.0, 3.0]:
+        if c > 0:
+            return x + w
+    return x
+
+
+def break_last_in_tuple(x, c):
+    for w in (1.0, 2.0, 3.0):
+        if c > w:
+            x = x + w
+            break
+    return x
+
+
+def break_last_in_enumerate(x, c):
+    for i, w in enumerate([0.5, 1.5, 2.5]):
+        if c > w:
+            x = x * (i + 2.0)
+            break
+    return x
+
+
+def break_last_in_zip(x, c):
+    for u, v in zip([1.0, 2.0, 3.0], (4.0, 5.0, 6.0)):
+        if c > u:
+            x = x + v
+            break
+    return x
+
+
+def break_last_in_static_range(x, c):
+    for k in static_range(4):
+        if c > k:
+            x = x + 10.0 ** k
+            break
+    return x
+
+
+def return_last_in_static_range(x, c):
+    for k in static_range(4):
+        if x[0] + k > c:
+            return x * k
+    return -x
+
+
+def break_in_middle(x, c):
+    for w in [1.0, 2.0, 3.0]:
+        x = x + w
+        if c > w:
+            x = x * 2.0
+            break
+        x = x - 0.5
+    return x
+
+
+def break_in_else_branch(x, c):
+    for w in [1.0, 2.0, 3.0]:
+        if c > w:
+            x = x + 1.0
+        else:
+            x = x - w
+            break
+    return x
+
+
+def continue_last_and_middle(x, c):
+    for w in [1.0, 2.0, 3.0]:
+        if c > w:
+            x = x + w
+            continue
+        x = x * 2.0
+        if c < 0:
+            continue
+    return x
+
+
+def for_else_unrolled(x, c):
+    for w in [1.0, 2.0, 3.0]:
+        if c > w:
+            x = x + w
+            break
+    else:
+        x = x - 100.0
+    return x
+
+
+def nested_unrolled_breaks(x, c):
+    for u in [1.0, 2.0]:
+        for v in (0.5, 1.5, 2.5):
+            if c > u + v:
+                x = x + u * v
+                break
+        x = x + 0.25
+    return x
+
+
+def nested_return_in_inner(x, c):
+    for u in [1.0, 2.0]:
+        for v in (0.5, 1.5):
+            if c > u + v:
+                return x + u * 10.0 + v
+        x = x + 1.0
+    return x
+
+
+def target_used_after_break(x, c):
+    for w in [1.0, 2.0, 3.0]:
+        if c > w:
+            break
+    return x * w
+
+
+def tuple_target_used_after_break(x, c):
+    for i, w in enumerate([1.0, 2.0, 3.0]):
+        if c > w:
+            break
+    return x * w + i
+
+
+def break_in_staged_range(x, c):
+    for i in range(4):
+        if c > i:
+            x = x + 1.0
+            break
+    return x
+
+
+COEFFS = [1.0, 2.0, 3.0, 4.0]
+
+
+def break_in_range_needing_static_index(x, c):
+    for i in range(4):
+        x = x + COEFFS[i]
+        if c > COEFFS[i]:
+            x = x * 3.0
+            break
+    return x
+
+
+def while_static_test_traced_break(x, c):
+    i = 0
+    while i < 3:
+        i = i + 1
+        if c > i:
+            x = x + 1.0
+            break
+    return x, i
+
+
+ITEM1 = [break_last_in_list, return_last_in_list, break_last_in_tuple,
+         break_last_in_enumerate, break_last_in_zip, break_last_in_static_range,
+         return_last_in_static_range, break_in_middle, break_in_else_branch,
+         continue_last_and_middle, for_else_unrolled, nested_unrolled_breaks,
+         nested_return_in_inner, target_used_after_break, tuple_target_used_after_break,
+         break_in_staged_range, break_in_range_needing_static_index,
+         while_static_test_traced_break]
+
+
+@pytest.mark.parametrize("c", [-1.0, 0.0, 0.75, 1.0, 1.75, 2.5, 3.5, 5.0])
+@pytest.mark.parametrize("fn", ITEM1, ids=lambda f: f.__name__)
+def test_traced_exit_in_unrolled_loop(fn, c):
+    same(fn, f64(0.5, -1.0), c)
