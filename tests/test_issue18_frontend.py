@@ -195,3 +195,65 @@ ITEM1 = [break_last_in_list, return_last_in_list, break_last_in_tuple,
 @pytest.mark.parametrize("fn", ITEM1, ids=lambda f: f.__name__)
 def test_traced_exit_in_unrolled_loop(fn, c):
     same(fn, f64(0.5, -1.0), c)
+
+
+# --- item 13: an early return, then a traced if/else that assigns a variable ---------------
+
+def early_return_then_if_else(a, s):
+    t1 = s
+    if a.sum() > 100: return a
+    if a[0] > 0.1: t1 = a[1]
+    else: t1 = -1.0
+    return a * t1
+
+
+def early_return_then_elif_chain(a, s):
+    t1 = s
+    if a.sum() > 100:
+        return a
+    if a[0] > 0.1:
+        t1 = a[1]
+    elif a[0] > 0.0:
+        t1 = a[2] * 2.0
+    else:
+        t1 = -1.0
+    u = t1 + s
+    return a * u
+
+
+def early_return_then_nested_if_else(a, s):
+    if a.sum() > 100:
+        return a * 0.0
+    if s > 1.0:
+        if a[0] > 0.1:
+            t = a[1]
+        else:
+            t = -a[2]
+        r = a + t
+    else:
+        r = a - s
+    return r
+
+
+def two_early_returns_then_if_else(a, s):
+    if a.sum() > 100:
+        return a
+    if a[0] < -5.0:
+        return -a
+    if a[1] > s:
+        t = a * 2.0
+    else:
+        t = a * 3.0
+    return t
+
+
+ITEM13 = [early_return_then_if_else, early_return_then_elif_chain,
+          early_return_then_nested_if_else, two_early_returns_then_if_else]
+
+
+@pytest.mark.parametrize("a", [f64(1.0, 2.0, 3.0), f64(0.05, 2.0, 3.0), f64(-0.5, 2.0, 3.0),
+                               f64(-9.0, 0.0, 1.0), f64(50.0, 60.0, 1.0)])
+@pytest.mark.parametrize("s", [0.5, 2.0])
+@pytest.mark.parametrize("fn", ITEM13, ids=lambda f: f.__name__)
+def test_early_return_then_traced_if_else(fn, a, s):
+    same(fn, a, s)
