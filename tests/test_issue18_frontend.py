@@ -257,3 +257,58 @@ ITEM13 = [early_return_then_if_else, early_return_then_elif_chain,
 @pytest.mark.parametrize("fn", ITEM13, ids=lambda f: f.__name__)
 def test_early_return_then_traced_if_else(fn, a, s):
     same(fn, a, s)
+
+
+# --- item 14: np.add / np.append are functions, not container methods --------------------
+
+def np_add_in_traced_if(a, s):
+    if s > 0:
+        a = np.add(a, 1.0)
+    else:
+        a = np.add(a, s)
+    return a
+
+
+def np_add_in_traced_while(a, s):
+    while a.sum() < s:
+        a = np.add(a, np.add(a[0], 0.5))
+    return a
+
+
+def np_functions_named_like_methods(a, s):
+    total = a[0] * 0.0
+    for i in range(a.shape[0]):
+        if a[i] > s:
+            total = np.add(total, a[i])
+            parts = np.append(np.zeros(2), 1.0)   # static arguments: plain NumPy
+            total = total + parts.sum()
+    return total
+
+
+@pytest.mark.parametrize("s", [-1.0, 0.5, 7.0])
+@pytest.mark.parametrize("fn", [np_add_in_traced_if, np_add_in_traced_while,
+                                np_functions_named_like_methods], ids=lambda f: f.__name__)
+def test_numpy_functions_are_not_container_mutations(fn, s):
+    same(fn, f64(0.25, 1.0, 2.0), s)
+
+
+SEEN = set()
+
+
+def set_add_in_traced_if(a, s):
+    if s > 0:
+        SEEN.add(1)
+    return a
+
+
+def test_set_add_in_traced_if_is_still_refused():
+    from transpiler import PSCTypeError
+    with pytest.raises(PSCTypeError, match="SEEN.add") as info:
+        jit_ps(set_add_in_traced_if)
+    assert f"{__file__}:{_line_of(set_add_in_traced_if, 'SEEN.add')}" in str(info.value)
+
+
+def _line_of(fn, text):
+    import inspect
+    lines, start = inspect.getsourcelines(fn)
+    return start + next(k for k, line in enumerate(lines) if text in line)
