@@ -312,3 +312,52 @@ def _line_of(fn, text):
     import inspect
     lines, start = inspect.getsourcelines(fn)
     return start + next(k for k, line in enumerate(lines) if text in line)
+
+
+# --- item 15: a static array, indexed by a traced index, reassigned in a traced branch ----
+
+def static_array_traced_index_in_test(k, s):
+    t1 = np.full(4, .5)
+    if t1[k] > s:
+        t1 = t1 * 2
+    return t1
+
+
+def static_array_traced_index_in_branch(k, s):
+    t1 = np.arange(4.0)
+    if s > 0.5:
+        t1 = t1 * t1[k]
+    else:
+        t1 = t1 + t1[k + 1]
+    return t1, t1[k]
+
+
+def static_array_traced_index_in_while(k, s):
+    t = np.linspace(0.0, 1.0, 4)
+    n = 0
+    while t[k] < s:
+        t = t + 0.25
+        n = n + 1
+    return t, n
+
+
+def static_array_traced_index_in_staged_loop(k, s):
+    w = np.array([1.0, 2.0, 3.0, 4.0])
+    for i in range(k):
+        if w[i] > s:
+            w = w * 0.5
+    return w
+
+
+@pytest.mark.parametrize("k, s", [(0, 0.2), (1, 0.7), (2, 1.5), (3, 3.5)])
+@pytest.mark.parametrize("fn", [static_array_traced_index_in_test,
+                                static_array_traced_index_in_branch,
+                                static_array_traced_index_in_staged_loop],
+                         ids=lambda f: f.__name__)
+def test_static_array_with_traced_index(fn, k, s):
+    same(fn, min(k, 2), s)
+
+
+@pytest.mark.parametrize("k, s", [(0, 0.2), (1, 0.7), (3, 1.6)])
+def test_static_array_with_traced_index_in_while(k, s):
+    same(static_array_traced_index_in_while, k, s)

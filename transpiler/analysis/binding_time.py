@@ -130,8 +130,12 @@ class _Propagator(gast.NodeVisitor):
         self.evaluator = _Evaluator(env)
         self.changed = False
         self.control = STATIC
+        self.static_bound: set[str] = set()   # see Anno.STATIC_BOUND
 
     def _bind(self, target, bt, value=None):
+        if bt is STATIC:
+            self.static_bound |= {n.id for n in gast.walk(target) if isinstance(n, gast.Name)
+                                  and isinstance(n.ctx, gast.Store)}
         self.changed |= _bind(self.env, target, bt.join(self.control), value,
                               self.evaluator if self.control is STATIC else None)
 
@@ -226,4 +230,6 @@ def analyze_binding_times(function: gast.FunctionDef, static_names) -> dict[str,
             break
     _annotate(function.body, env)
     setanno(function, Anno.VARIABLE_TIMES, dict(env))
+    setanno(function, Anno.STATIC_BOUND, frozenset(propagator.static_bound) |
+            {name for name, bt in env.items() if bt is STATIC})
     return env
