@@ -361,3 +361,154 @@ def test_static_array_with_traced_index(fn, k, s):
 @pytest.mark.parametrize("k, s", [(0, 0.2), (1, 0.7), (3, 1.6)])
 def test_static_array_with_traced_index_in_while(k, s):
     same(static_array_traced_index_in_while, k, s)
+
+
+# --- item 12: augmented assignment with a traced operand -----------------------------------
+
+def times_equal_traced_scalar(x):
+    t = np.ones(3)
+    t *= x
+    return t
+
+
+def every_float_operator(x, a):
+    t = np.linspace(1.0, 2.0, 3)
+    t += x
+    t -= a
+    t *= a
+    t /= x
+    t **= 2
+    t //= 0.5
+    t %= 3.0
+    return t
+
+
+def every_integer_operator(k, m):
+    t = np.arange(1, 4)
+    t += k
+    t -= m
+    t *= k
+    t //= 2
+    t %= 7
+    t **= 2
+    t &= m
+    t |= k
+    t ^= m
+    t <<= 2
+    t >>= 1
+    return t
+
+
+def float32_target_keeps_dtype(a):
+    t = np.ones(3, np.float32)
+    t += a            # float64 array: NumPy computes in float64 and stores float32
+    return t
+
+
+def int32_target_keeps_dtype(m):
+    t = np.arange(3, dtype=np.int32)
+    t += m            # int64 array
+    return t
+
+
+def traced_local_keeps_dtype(a32):
+    y = a32 * 1.0     # float32, traced
+    y += np.ones(3)   # float64 constant: stays float32 in place
+    y *= a32 * 2.0
+    return y
+
+
+def scalar_targets_follow_binary_rules(a):
+    acc = 0.0
+    acc += a.sum()
+    s = a.max()
+    s *= 2
+    n = 1
+    n -= a[0]
+    return acc, s, n
+
+
+def matmul_in_place(m):
+    t = np.eye(2)
+    t @= m
+    return t
+
+
+def static_static_stays_python(x, n):
+    lst = [x]
+    lst += [x * 2.0]
+    k = 3
+    k += n
+    return lst, k
+
+
+def target_in_staged_loop(a, n):
+    t = np.zeros(3, np.float32)
+    for i in range(n):
+        t += a * i
+    return t
+
+
+def int_target_plus_float(s):
+    t = np.arange(3)
+    t += s            # NumPy: UFuncTypeError (float64 output into int64)
+    return t
+
+
+def int_target_true_divide(k):
+    t = np.arange(3)
+    t /= k            # NumPy: UFuncTypeError
+    return t
+
+
+def output_shape_would_grow(a2):
+    t = np.ones(3)
+    t += a2           # NumPy: non-broadcastable output operand (2, 3)
+    return t
+
+
+A = f64(0.5, 1.5, -2.0)
+A32 = np.array([0.5, 1.25, -2.0], np.float32)
+M = np.array([[1, 2, 3], [4, 5, 6]], np.int64)[0]
+
+
+@pytest.mark.parametrize("fn, args", [
+    (times_equal_traced_scalar, (2.0,)),
+    (times_equal_traced_scalar, (A,)),
+    (every_float_operator, (1.5, A)),
+    (every_integer_operator, (3, M)),
+    (float32_target_keeps_dtype, (A,)),
+    (int32_target_keeps_dtype, (M,)),
+    (traced_local_keeps_dtype, (A32,)),
+    (scalar_targets_follow_binary_rules, (A,)),
+    (scalar_targets_follow_binary_rules, (A32,)),
+    (matmul_in_place, (np.array([[1.0, 2.0], [3.0, 4.0]]),)),
+    (static_static_stays_python, (A, 2)),
+    (target_in_staged_loop, (A, 4)),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_augmented_assignment_matches_numpy(fn, args):
+    same(fn, *args, static=("n",) if fn is static_static_stays_python else ())
+
+
+def test_static_augmented_assignment_is_not_rewritten():
+    text = jit_ps(static_static_stays_python, static_argnames=("n",)).generated_source
+    assert "k += n" in text and "lst += [x * 2.0]" not in text   # lst holds a traced x
+    assert "psc.augassign(t, x, 'mul')" in jit_ps(times_equal_traced_scalar).generated_source
+
+
+@pytest.mark.parametrize("fn, arg, numpy_error, error, words", [
+    (int_target_plus_float, 0.5, TypeError, "PSCTypeError", ("same_kind", "int64")),
+    (int_target_true_divide, 2, TypeError, "PSCTypeError", ("same_kind", "divide")),
+    (output_shape_would_grow, np.ones((2, 3)), ValueError, "PSCShapeError",
+     ("non-broadcastable", "(3,)", "(2, 3)")),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_augmented_assignment_refused_where_numpy_raises(fn, arg, numpy_error, error, words):
+    import transpiler
+    with pytest.raises(numpy_error):
+        fn(arg)
+    with pytest.raises(getattr(transpiler, error)) as info:
+        jit_ps(fn)(arg)
+    message = str(info.value)
+    assert f"{__file__}:{_line_of(fn, '# NumPy')}" in message
+    for word in words:
+        assert word in message
