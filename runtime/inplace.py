@@ -70,7 +70,12 @@ def inplace_sort(target, *args, **kwargs):
     if not has_traced((target, args, kwargs)):
         target.sort(*args, **kwargs)
         return target
-    return translate(current_builder(), np.sort, target, *args, **kwargs)
+    b = current_builder()
+    axis = args[0] if args else kwargs.pop("axis", -1)
+    if axis is None:   # np.sort flattens for None; the method takes only an axis
+        raise b.error(PSCTypeError, "'NoneType' object cannot be interpreted as an integer",
+                      "sort() sorts along one axis: give an int, or use np.sort(x, axis=None)")
+    return translate(b, np.sort, target, axis, *args[1:], **kwargs)
 
 
 def inplace_fill(target, value):

@@ -512,3 +512,157 @@ def test_augmented_assignment_refused_where_numpy_raises(fn, arg, numpy_error, e
     assert f"{__file__}:{_line_of(fn, '# NumPy')}" in message
     for word in words:
         assert word in message
+
+
+# --- item 16a: modifying a global is the purity error --------------------------------------
+
+W_GLOBAL = np.ones(3)
+CFG = {"k": 1.0}
+STATE = {"calls": 0}
+ORDER = np.array([3.0, 1.0, 2.0])
+
+
+def sets_global_array_element(x):
+    W_GLOBAL[0] = 9.0   # MARK
+    return x * W_GLOBAL
+
+
+def sets_global_dict_entry(x):
+    CFG['k'] = 3.0   # MARK
+    return x * CFG['k']
+
+
+def counts_calls_in_global(x):
+    STATE["calls"] += 1   # MARK
+    return x
+
+
+def sorts_global(x):
+    ORDER.sort()   # MARK
+    return x * ORDER
+
+
+def fills_global(x):
+    W_GLOBAL.fill(2.0)   # MARK
+    return x
+
+
+def sets_enclosing_element(x):
+    acc = np.zeros(3)
+
+    def bump(v):
+        acc[0] = v   # MARK
+        return v
+    return bump(x)
+
+
+@pytest.mark.parametrize("fn", [sets_global_array_element, sets_global_dict_entry,
+                                counts_calls_in_global, sorts_global, fills_global],
+                         ids=lambda f: f.__name__)
+def test_modifying_a_global_is_refused(fn):
+    from transpiler import PSCError
+    with pytest.raises(PSCError) as info:
+        jit_ps(fn)(f64(1.0, 2.0, 3.0))
+    message = str(info.value)
+    assert f"{__file__}:{_line_of(fn, '# MARK')}:" in message
+    assert "may not modify globals" in message and "the module" in message
+    assert "copy it into a local first" in message   # the hint
+
+
+def test_modifying_an_enclosing_functions_variable_is_refused():
+    from transpiler import PSCError
+    with pytest.raises(PSCError) as info:
+        jit_ps(sets_enclosing_element)(f64(1.0, 2.0, 3.0))
+    assert f"{__file__}:{_line_of(sets_enclosing_element, '# MARK')}:" in str(info.value)
+    assert "an enclosing function" in str(info.value)
+
+
+def test_globals_are_not_changed_by_the_refusal():
+    assert_same(W_GLOBAL, np.ones(3))
+    assert CFG == {"k": 1.0} and STATE == {"calls": 0}
+
+
+# --- item 16b: x.sort() / x.fill(v) on a local array ---------------------------------------
+
+def sort_local(x):
+    y = x * 2.0
+    y.sort()
+    return y
+
+
+def sort_local_axis(m):
+    y = m + 0.0
+    y.sort(axis=0)
+    z = m - 1.0
+    z.sort(-1)
+    return y, z
+
+
+def fill_local(x, v):
+    y = x + 1.0
+    y.fill(v)
+    z = np.zeros(3, np.int32)
+    z.fill(v)             # cast to int32 as NumPy's fill does
+    return y, z
+
+
+def fill_static_local_then_use(x):
+    t = np.empty(3)
+    t.fill(0.5)           # static: NumPy's own fill
+    lst = [3, 1, 2]
+    lst.sort()            # a list: list.sort
+    return x * t, lst
+
+
+def sort_in_traced_branch(x, s):
+    y = x * 1.0
+    if s > 0:
+        y.sort()
+    else:
+        y.fill(s)
+    return y
+
+
+def sort_then_index(x, k):
+    y = x.copy()
+    y.sort()
+    return y[k], y
+
+
+def sort_argument(x):
+    x.sort()   # MARK
+    return x
+
+
+def fill_argument_alias(x):
+    z = x
+    z.fill(0.0)   # MARK
+    return x
+
+
+M2 = np.array([[3.0, -1.0, 2.0], [0.5, 4.0, -3.0]])
+
+
+@pytest.mark.parametrize("fn, args", [
+    (sort_local, (f64(3.0, -1.0, 2.0, 0.0),)),
+    (sort_local_axis, (M2,)),
+    (fill_local, (f64(1.0, 2.0, 3.0), 2.7)),
+    (fill_local, (f64(1.0, 2.0, 3.0), -2.7)),
+    (fill_static_local_then_use, (f64(1.0, 2.0, 3.0),)),
+    (sort_in_traced_branch, (f64(3.0, -1.0, 2.0), 1.0)),
+    (sort_in_traced_branch, (f64(3.0, -1.0, 2.0), -1.0)),
+    (sort_then_index, (f64(3.0, -1.0, 2.0), 0)),
+    (sort_then_index, (f64(3.0, -1.0, 2.0), 2)),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_inplace_methods_on_locals(fn, args):
+    same(fn, *[a.copy() if isinstance(a, np.ndarray) else a for a in args])
+
+
+@pytest.mark.parametrize("fn", [sort_argument, fill_argument_alias], ids=lambda f: f.__name__)
+def test_inplace_methods_on_arguments_are_refused(fn):
+    from transpiler import PSCSyntaxError
+    with pytest.raises(PSCSyntaxError) as info:
+        jit_ps(fn)
+    assert f"{__file__}:{_line_of(fn, '# MARK')}:" in str(info.value)
+    assert "modify" in str(info.value) and "argument" in str(info.value)
+    assert ".copy()" in str(info.value)

@@ -18,8 +18,18 @@ from .walk import walk
 
 STATIC, TRACED = BindingTime.STATIC, BindingTime.TRACED
 _STATIC_ATTRIBUTES = frozenset({"shape", "ndim", "dtype", "size", "itemsize", "nbytes"})
+# array methods that modify the array; `rules/inplace_methods.py` rewrites them on locals
+INPLACE_METHODS = frozenset({"sort", "fill"})
 _STATIC_BUILTINS = frozenset({"builtins.len", "builtins.isinstance", "builtins.type",
                               "builtins.callable", "builtins.hasattr", "builtins.id"})
+
+
+def is_inplace_method_call(node) -> bool:
+    """``name.sort(...)`` / ``name.fill(...)``, which rebind ``name`` once rewritten (not a
+    module's function: ``np.sort``)."""
+    return isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
+        node.func.attr in INPLACE_METHODS and isinstance(node.func.value, gast.Name) and \
+        resolution_of(node.func) is None
 
 
 class _Evaluator:
@@ -186,6 +196,13 @@ class _Propagator(gast.NodeVisitor):
         self.generic_visit(node)
 
     visit_FunctionDef = visit_Lambda = _nested
+
+    def visit_Expr(self, node):
+        if is_inplace_method_call(node.value):   # `x.fill(v)`: x takes v's binding time
+            name = node.value.func.value
+            self._bind(gast.Name(name.id, gast.Store(), None, None),
+                       self.evaluator.of(node.value))
+        self.generic_visit(node)
 
     def visit_NamedExpr(self, node):
         self._bind(node.target, self.evaluator.of(node.value))

@@ -11,6 +11,7 @@ from .break_continue import BreakContinue
 from .build_function import BuildFunction
 from .calls import TranspiledCalls
 from .conditionals import Conditionals
+from .inplace_methods import InPlaceMethods
 from .logical_expressions import LogicalExpressions
 from .loops import Loops
 from .return_statements import ReturnStatements
@@ -26,6 +27,9 @@ PIPELINE = [
     # After element updates (which take their own augmented forms, `x[i] += v`); like
     # theirs, the `psc.augassign` calls it writes carry no resolution.
     AugmentedAssignment,
+    # Also rebinds a variable (`x.sort()` -> `x = psc.inplace_sort(x)`), so before the
+    # analyses of what loops and branches carry; its helper calls carry no resolution.
+    InPlaceMethods,
     # Reads of static containers after element updates (whose targets it must not touch);
     # the `psc.getitem` calls it writes carry no resolution, like SubscriptAssignment's.
     StaticSubscripts,
@@ -50,5 +54,5 @@ PIPELINE = [
 ]
 
 __all__ = ["PIPELINE", "REANALYZE", "AugmentedAssignment", "BreakContinue", "BuildFunction", "Conditionals",
-           "LogicalExpressions", "Loops", "ReturnStatements", "StaticSubscripts",
+           "InPlaceMethods", "LogicalExpressions", "Loops", "ReturnStatements", "StaticSubscripts",
            "SubscriptAssignment", "TranspiledCalls"]
