@@ -666,3 +666,21 @@ def test_inplace_methods_on_arguments_are_refused(fn):
     assert f"{__file__}:{_line_of(fn, '# MARK')}:" in str(info.value)
     assert "modify" in str(info.value) and "argument" in str(info.value)
     assert ".copy()" in str(info.value)
+
+
+def appends_in_unrolled_loop_with_traced_break(x, c):
+    seen = []
+    for w in [1.0, 2.0, 3.0]:
+        seen.append(w)   # MARK
+        if c > w:
+            break
+    return x * len(seen)
+
+
+def test_container_growing_after_a_traced_break_is_refused():
+    """Which elements it gets depends on where the traced break happens."""
+    from transpiler import PSCTypeError
+    with pytest.raises(PSCTypeError) as info:
+        jit_ps(appends_in_unrolled_loop_with_traced_break)
+    line = _line_of(appends_in_unrolled_loop_with_traced_break, "# MARK")
+    assert f"{__file__}:{line}:" in str(info.value) and "seen.append" in str(info.value)

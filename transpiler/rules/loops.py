@@ -81,6 +81,10 @@ class Loops(Rule):
             return node
         if staged and range_call(node.iter) == "range":   # staged for sure (other
             reject_container_mutation(node.body, self.context.source, "for loop")   # may unroll)
+        if not staged:   # unrolled, but the iterations after a traced exit are conditional
+            reject_container_mutation(node.body, self.context.source,
+                                      "for loop (the iterations after a traced break or "
+                                      "return run conditionally)")
         alias = self.context.runtime_alias
         state = carried(node)
         if not isinstance(node.target, gast.Name):
