@@ -684,3 +684,76 @@ def test_container_growing_after_a_traced_break_is_refused():
         jit_ps(appends_in_unrolled_loop_with_traced_break)
     line = _line_of(appends_in_unrolled_loop_with_traced_break, "# MARK")
     assert f"{__file__}:{line}:" in str(info.value) and "seen.append" in str(info.value)
+
+
+# --- item 1, more shapes: traced rows, list arguments, for-else, continue -----------------
+
+def break_over_enumerated_traced_rows(X, c):
+    total = 0.0
+    for i, row in enumerate(X):
+        if row.sum() > c:
+            break
+        total += row.sum()
+    return total, i
+
+def return_in_loop_over_list_argument(xs, c):
+    acc = xs[0] * 0.0
+    for v in xs:
+        if v.sum() > c:
+            return acc
+        acc = acc + v
+    return -acc
+
+def nested_static_ranges_with_for_else(x, c):
+    out = x
+    for k in static_range(3):
+        for j in static_range(2):
+            if x[j] * k > c:
+                out = out + k * 10 + j
+                break
+        else:
+            out = out - 1.0
+            continue
+        if c < 0:
+            break
+    return out
+
+def float32_accumulator_in_unrolled_loop(x, c):
+    t = np.zeros(2, np.float32)
+    for w in [1.0, 2.0]:
+        t += x * w
+        if c > w:
+            break
+    return t
+
+def continue_in_while_with_static_test(x, c):
+    y = x
+    i = 0
+    while i < 4:
+        i += 1
+        if y.sum() > c:
+            continue
+        y = y * 2.0
+    return y, i
+
+
+ROWS = np.array([[1.0, 2.0], [3.0, 4.0], [0.5, 0.5]])
+LIST_ARG = [np.ones(2), 2 * np.ones(2), 3 * np.ones(2)]
+
+
+@pytest.mark.parametrize("fn, args", [
+    (break_over_enumerated_traced_rows, (ROWS, 2.0)),
+    (break_over_enumerated_traced_rows, (ROWS, 3.5)),
+    (break_over_enumerated_traced_rows, (ROWS, 100.0)),
+    (return_in_loop_over_list_argument, (LIST_ARG, 3.5)),
+    (return_in_loop_over_list_argument, (LIST_ARG, 100.0)),
+    (nested_static_ranges_with_for_else, (f64(0.5, 1.5), 0.7)),
+    (nested_static_ranges_with_for_else, (f64(0.5, 1.5), -1.0)),
+    (nested_static_ranges_with_for_else, (f64(0.5, 1.5), 5.0)),
+    (float32_accumulator_in_unrolled_loop, (f64(1.0, 2.0), 1.5)),
+    (float32_accumulator_in_unrolled_loop, (f64(1.0, 2.0), 0.0)),
+    (continue_in_while_with_static_test, (f64(1.0, 2.0), 10.0)),
+    (continue_in_while_with_static_test, (f64(1.0, 2.0), 1.0)),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_traced_exits_more_shapes(fn, args):
+    same(fn, *args)
