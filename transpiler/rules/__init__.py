@@ -53,6 +53,6 @@ PIPELINE = [
     BuildFunction,
 ]
 
-__all__ = ["PIPELINE", "REANALYZE", "AugmentedAssignment", "BreakContinue", "BuildFunction", "Conditionals",
-           "InPlaceMethods", "LogicalExpressions", "Loops", "ReturnStatements", "StaticSubscripts",
-           "SubscriptAssignment", "TranspiledCalls"]
+__all__ = ["PIPELINE", "REANALYZE", "AugmentedAssignment", "BreakContinue", "BuildFunction",
+           "Conditionals", "InPlaceMethods", "LogicalExpressions", "Loops", "ReturnStatements",
+           "StaticSubscripts", "SubscriptAssignment", "TranspiledCalls"]
