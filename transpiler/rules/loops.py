@@ -3,7 +3,10 @@
 The carried state is every variable the body assigns that is live at the loop's head or
 after it (liveness), passed explicitly as a tuple; the body function returns it updated.
 Loops over static containers, ``static_range`` loops and loops with static tests and
-static state stay Python (they unroll when the program is built).
+static state stay Python (they unroll when the program is built) -- unless a ``break`` or
+``return`` under a traced ``if`` was lowered into a flag: then the loop becomes
+``for_stmt(..., stop=flag, unroll=True)``, which still unrolls but builds each iteration
+after the flag turns traced under it (`runtime.control_flow.for_stmt`).
 
 >>> print(demo(Loops, '''
 ... def halve(x, n):
@@ -40,11 +43,11 @@ from __future__ import annotations
 import gast
 
 from ..anno import Anno, getanno
+from ..analysis.liveness import writes
 from .base import Rule, demo  # noqa: F401  (demo: used by the doctest)
 from .control_flow_functions import (FunctionNames, body_function, initial_values,
                                      names_constant, reject_container_mutation,
                                      result_assignment)
-from ..analysis.liveness import writes
 from .decisions import carried, is_staged_for, is_staged_while, range_call
 from .flags import load, runtime_call, with_origin
 
@@ -79,8 +82,9 @@ class Loops(Rule):
         staged = is_staged_for(node, self.function)
         if not staged and stop is None:
             return node
-        if staged and range_call(node.iter) == "range":   # staged for sure (other
-            reject_container_mutation(node.body, self.context.source, "for loop")   # may unroll)
+        if staged and range_call(node.iter) == "range":
+            # staged for sure (other iterables may unroll)
+            reject_container_mutation(node.body, self.context.source, "for loop")
         if not staged:   # unrolled, but the iterations after a traced exit are conditional
             reject_container_mutation(node.body, self.context.source,
                                       "for loop (the iterations after a traced break or "
