@@ -13,6 +13,7 @@ from .control_flow import (UNDEFINED, and_, for_stmt, if_stmt, ifexp, not_, or_,
 from .errors import (PSCError, PSCNameError, PSCShapeError, PSCSyntaxError,
                      PSCTracedValueError, PSCTypeError, PSCUnsupportedCallError,
                      PSCValueError, SourceLocation)
+from .inplace import augassign, inplace_fill, inplace_sort
 from .ir import Computation, Value
 from .primitives import (cond, fori_loop, getitem, set_transpile_hook, setitem, static_range,
                          switch,
@@ -31,5 +32,6 @@ __all__ = [
     "signature_of", "staged", "translate", "cond", "fori_loop", "set_transpile_hook",
     "getitem", "setitem", "static_range", "switch", "transpiled", "while_loop", "UNDEFINED", "and_",
     "for_stmt", "if_stmt", "ifexp", "not_", "or_", "range_", "while_stmt", "grad",
-    "hessian", "jacfwd", "jacrev", "jvp", "value_and_grad", "vjp",
+    "hessian", "jacfwd", "jacrev", "jvp", "value_and_grad", "vjp", "augassign",
+    "inplace_fill", "inplace_sort",
 ]

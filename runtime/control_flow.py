@@ -376,16 +376,19 @@ def range_(*args):
     return TracedRange(start, stop, step)
 
 
-def for_stmt(iterable, body_fn, state, names, target=NOT_NEEDED, stop=None):
+def for_stmt(iterable, body_fn, state, names, target=NOT_NEEDED, stop=None, unroll=False):
     """``for t in iterable: body`` on the carried variables ``state``.
 
     ``body_fn(t, *state)`` returns the state updated.  ``target`` is the loop variable's
     value before the loop when it is used after it (its value after the loop is returned
     first, as Python leaves it); ``stop`` names a carried flag that ends the loop early
     (``break``).  Static iterables other than ``range`` unroll; ``range`` and traced arrays
-    stage with a traced index (unrolling instead when the body needs a static index).
+    stage with a traced index (unrolling instead when the body needs a static index);
+    ``unroll`` makes any iterable unroll (a loop the source keeps in Python).
     """
     state = tuple(state)
+    if unroll:
+        return _unrolled_for(iterable, body_fn, state, names, target, stop)
     if isinstance(iterable, range) and len(iterable) == 0 or \
             isinstance(iterable, Value) and iterable.ndim and iterable.shape[0] == 0:
         return _unrolled_for((), body_fn, state, names, target, stop)
@@ -402,13 +405,38 @@ def _unrolled_for(iterable, body_fn, state, names, target, stop):
     stop_index = names.index(stop) if stop is not None else None
     for element in iterable:
         flag = state[stop_index] if stop_index is not None else False
-        if not isinstance(flag, Value) and flag:
-            break
-        if target is not NOT_NEEDED:
-            target = element if not isinstance(flag, Value) else ifexp(
-                flag, lambda t=target: t, lambda e=element: e)
-        state = tuple(body_fn(element, *state))
+        if not isinstance(flag, Value):
+            if flag:
+                break
+            if target is not NOT_NEEDED:
+                target = element
+            state = tuple(body_fn(element, *state))
+            continue
+        # An earlier iteration may have left the loop under a traced condition: this one
+        # runs (and sets the target) only where it did not.
+        state, target = _unrolled_step_unless(flag, element, body_fn, state, names, target)
     return state if target is NOT_NEEDED else (target, *state)
+
+
+def _unrolled_step_unless(flag, element, body_fn, state, names, target):
+    """One unrolled iteration under the traced ``flag``: (state, target) unchanged where
+    it is set, the iteration's where not (the target is carried only when it is needed)."""
+    keep_target = target is not NOT_NEEDED
+
+    def stopped(*carried):
+        return carried
+
+    def step(*carried):
+        body_state = carried[1:] if keep_target else carried
+        new = tuple(body_fn(element, *body_state))
+        return (element, *new) if keep_target else new
+    # what `if_stmt`'s messages call the two paths
+    stopped.__name__ = "an earlier iteration left the loop"
+    step.__name__ = f"the loop body, {_place(body_fn)}"
+    if keep_target:
+        out = if_stmt(flag, stopped, step, (target, *state), ("<loop variable>", *names))
+        return tuple(out[1:]), out[0]
+    return tuple(if_stmt(flag, stopped, step, state, names)), target
 
 
 def _staged_for(iterable, body_fn, state, names, target, stop):

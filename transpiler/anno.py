@@ -16,6 +16,9 @@ node (``copy.copy``) keeps them and unparsing ignores them.
   entry (parameters and names assigned on some path before it).
 * `Anno.VARIABLE_TIMES` (on the FunctionDef): variable name -> `BindingTime`, from the
   binding-time analysis.
+* `Anno.STATIC_BOUND` (on the FunctionDef): variables some assignment gives a static value
+  (``t = np.full(4, .5)``): even when traced (reassigned under a traced ``if``) they may
+  hold a NumPy value when the program is built.
 * `Anno.STOP_FLAG` (on loops whose ``break`` was lowered): the flag variable's name.
 """
 from __future__ import annotations
@@ -32,6 +35,7 @@ class Anno(enum.Enum):
     LIVE_OUT = "live_out"
     DEFINED_IN = "defined_in"
     VARIABLE_TIMES = "variable_times"
+    STATIC_BOUND = "static_bound"
     STOP_FLAG = "stop_flag"
 
 

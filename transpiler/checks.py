@@ -10,6 +10,7 @@ import gast
 from runtime.errors import PSCSyntaxError
 
 from .analysis.activity import scope_of
+from .analysis.binding_time import is_inplace_method_call
 from .analysis.resolve import Kind, resolution_of
 
 _UNSUPPORTED = {
@@ -50,7 +51,8 @@ class _SubsetChecker(gast.NodeVisitor):
     def __init__(self, source, function: gast.FunctionDef, static=frozenset()):
         self.source = source
         self.function = function
-        self.parameters = set(scope_of(function).parameters)
+        self.scope = scope_of(function)
+        self.parameters = set(self.scope.parameters)
         self.static = set(static)
         self.assigned: set[str] = set()
         self.aliases: set[str] = set()
@@ -65,6 +67,7 @@ class _SubsetChecker(gast.NodeVisitor):
         super().generic_visit(node)
 
     def visit_Call(self, node):
+        self._check_inplace_method(node)
         resolved = resolution_of(node.func)
         if resolved is not None and resolved.qualname in _SIDE_EFFECTS:
             self.fail(node, _SIDE_EFFECTS[resolved.qualname],
@@ -92,7 +95,7 @@ class _SubsetChecker(gast.NodeVisitor):
 
     def visit_AugAssign(self, node):
         self.visit(node.value)
-        self._check_target(node.target)
+        self._check_target(node.target, f"{_OPERATOR_TEXT.get(type(node.op), '?')}=")
         target = node.target
         if isinstance(target, gast.Name) and target.id in self._argument_aliases():
             self.fail(target, f"`{target.id} {_OPERATOR_TEXT.get(type(node.op), '?')}= ...` "
@@ -119,7 +122,7 @@ class _SubsetChecker(gast.NodeVisitor):
                 if isinstance(name, gast.Name) and isinstance(name.ctx, gast.Store):
                     self.assigned.add(name.id)
 
-    def _check_target(self, target):
+    def _check_target(self, target, assignment: str = "="):
         if isinstance(target, gast.Attribute):
             self.fail(target, "assigning to an attribute mutates an object, which PSC "
                               "functions cannot do", "build a new value instead")
@@ -127,12 +130,37 @@ class _SubsetChecker(gast.NodeVisitor):
             base = target.value
             while isinstance(base, gast.Subscript):
                 base = base.value
-            if isinstance(base, gast.Name) and base.id in self.parameters and \
-                    base.id not in self.assigned:
-                self.fail(target, f"`{gast.unparse(target).strip()} = ...` would modify the "
-                                  f"argument {base.id!r} in place",
-                          f"copy it first (`{base.id} = {base.id}.copy()`) or build a new "
-                          "array")
+            if isinstance(base, gast.Name):
+                self._check_modified(base.id, target,
+                                     f"`{gast.unparse(target).strip()} {assignment} ...`")
+
+    def _check_modified(self, name: str, node, what: str) -> None:
+        """``what`` (an element assignment, an in-place method) modifies ``name`` in
+        place: refused for an argument and for a name that is not this function's own."""
+        if name in self.parameters and name not in self.assigned:
+            self.fail(node, f"{what} would modify the argument {name!r} in place",
+                      f"copy it first (`{name} = {name}.copy()`) or build a new array")
+        if name in self.aliases:
+            self.fail(node, f"{what} would modify an argument in place ({name!r} is bound "
+                            "to one)", f"copy it first (`{name} = {name}.copy()`)")
+        if name not in self.scope.bound and name not in self.scope.parameters:
+            owner = "an enclosing function" if self._enclosing_local(name) else "the module"
+            self.fail(node, f"{what} would modify {name!r}, a variable of {owner}: PSC "
+                            "functions may not modify globals (or other functions' "
+                            "variables)",
+                      f"copy it into a local first (`{name}_local = {name}.copy()`) and "
+                      "update and return that")
+
+    def _enclosing_local(self, name: str) -> bool:
+        parent = self.scope.parent
+        return parent is not None and parent.is_local(name)
+
+    def _check_inplace_method(self, node) -> None:
+        """``x.sort()`` / ``x.fill(v)`` modify ``x``: the front end rewrites them into an
+        update of a local, which an argument or a global cannot take."""
+        func = node.func
+        if is_inplace_method_call(node):
+            self._check_modified(func.value.id, node, f"`{func.value.id}.{func.attr}(...)`")
 
     def visit_FunctionDef(self, node):
         if node is not self.function:

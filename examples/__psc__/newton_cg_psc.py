@@ -12,7 +12,7 @@ def build_newton_cg(b, objective, x, newton_steps, cg_iters, line_search=False):
     def for_body_L61(_, products, x):  # newton_cg.py:61
         g = grad(objective)(x)  # newton_cg.py:62
         p, used = psc.transpiled(conjugate_gradient)(objective, x, g, cg_iters)  # newton_cg.py:63
-        products += used  # newton_cg.py:64
+        products = psc.augassign(products, used, 'add')  # newton_cg.py:64
         if line_search:  # newton_cg.py:65
             x = psc.transpiled(armijo_step)(objective, x, g, p)  # newton_cg.py:66
         else:

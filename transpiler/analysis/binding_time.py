@@ -18,8 +18,18 @@ from .walk import walk
 
 STATIC, TRACED = BindingTime.STATIC, BindingTime.TRACED
 _STATIC_ATTRIBUTES = frozenset({"shape", "ndim", "dtype", "size", "itemsize", "nbytes"})
+# array methods that modify the array; `rules/inplace_methods.py` rewrites them on locals
+INPLACE_METHODS = frozenset({"sort", "fill"})
 _STATIC_BUILTINS = frozenset({"builtins.len", "builtins.isinstance", "builtins.type",
                               "builtins.callable", "builtins.hasattr", "builtins.id"})
+
+
+def is_inplace_method_call(node) -> bool:
+    """``name.sort(...)`` / ``name.fill(...)``, which rebind ``name`` once rewritten (not a
+    module's function: ``np.sort``)."""
+    return isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
+        node.func.attr in INPLACE_METHODS and isinstance(node.func.value, gast.Name) and \
+        resolution_of(node.func) is None
 
 
 class _Evaluator:
@@ -130,8 +140,12 @@ class _Propagator(gast.NodeVisitor):
         self.evaluator = _Evaluator(env)
         self.changed = False
         self.control = STATIC
+        self.static_bound: set[str] = set()   # see Anno.STATIC_BOUND
 
     def _bind(self, target, bt, value=None):
+        if bt is STATIC:
+            self.static_bound |= {n.id for n in gast.walk(target) if isinstance(n, gast.Name)
+                                  and isinstance(n.ctx, gast.Store)}
         self.changed |= _bind(self.env, target, bt.join(self.control), value,
                               self.evaluator if self.control is STATIC else None)
 
@@ -183,6 +197,13 @@ class _Propagator(gast.NodeVisitor):
 
     visit_FunctionDef = visit_Lambda = _nested
 
+    def visit_Expr(self, node):
+        if is_inplace_method_call(node.value):   # `x.fill(v)`: x takes v's binding time
+            name = node.value.func.value
+            self._bind(gast.Name(name.id, gast.Store(), None, None),
+                       self.evaluator.of(node.value))
+        self.generic_visit(node)
+
     def visit_NamedExpr(self, node):
         self._bind(node.target, self.evaluator.of(node.value))
 
@@ -226,4 +247,6 @@ def analyze_binding_times(function: gast.FunctionDef, static_names) -> dict[str,
             break
     _annotate(function.body, env)
     setanno(function, Anno.VARIABLE_TIMES, dict(env))
+    setanno(function, Anno.STATIC_BOUND, frozenset(propagator.static_bound) |
+            {name for name, bt in env.items() if bt is STATIC})
     return env

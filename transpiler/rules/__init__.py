@@ -6,10 +6,12 @@ liveness the rules after it need.  `transpiler.pipeline.run_rules` skips a rule 
 function has none of the node types it rewrites (`Rule.rewrites`), and skips REANALYZE
 when no rule ran before it (or its liveness when no rule after it reads liveness).
 """
+from .augmented_assignment import AugmentedAssignment
 from .break_continue import BreakContinue
 from .build_function import BuildFunction
 from .calls import TranspiledCalls
 from .conditionals import Conditionals
+from .inplace_methods import InPlaceMethods
 from .logical_expressions import LogicalExpressions
 from .loops import Loops
 from .return_statements import ReturnStatements
@@ -22,6 +24,12 @@ PIPELINE = [
     # Element updates first: the calls they write (`psc.setitem`, `slice`) carry no
     # resolution, which TranspiledCalls takes as "written by a rule" and leaves alone.
     SubscriptAssignment,
+    # After element updates (which take their own augmented forms, `x[i] += v`); like
+    # theirs, the `psc.augassign` calls it writes carry no resolution.
+    AugmentedAssignment,
+    # Also rebinds a variable (`x.sort()` -> `x = psc.inplace_sort(x)`), so before the
+    # analyses of what loops and branches carry; its helper calls carry no resolution.
+    InPlaceMethods,
     # Reads of static containers after element updates (whose targets it must not touch);
     # the `psc.getitem` calls it writes carry no resolution, like SubscriptAssignment's.
     StaticSubscripts,
@@ -45,6 +53,6 @@ PIPELINE = [
     BuildFunction,
 ]
 
-__all__ = ["PIPELINE", "REANALYZE", "BreakContinue", "BuildFunction", "Conditionals",
-           "LogicalExpressions", "Loops", "ReturnStatements", "StaticSubscripts",
-           "SubscriptAssignment", "TranspiledCalls"]
+__all__ = ["PIPELINE", "REANALYZE", "AugmentedAssignment", "BreakContinue", "BuildFunction",
+           "Conditionals", "InPlaceMethods", "LogicalExpressions", "Loops", "ReturnStatements",
+           "StaticSubscripts", "SubscriptAssignment", "TranspiledCalls"]

@@ -65,7 +65,10 @@ class Conditionals(Rule):
         true_fn = body_function(self.names("if_true", node), state, node.body, state, node)
         false_fn = body_function(self.names("if_false", node), state, node.orelse, state,
                                  node.orelse[0] if node.orelse else node)
+        # A variable both branches assign before reading starts UNDEFINED: its value before
+        # the `if` may not exist where the call is (a body function the `if` sits in).
+        needed = defined & getanno(node, Anno.LIVE_IN, frozenset())
         call = runtime_call(alias, "if_stmt", node.test, load(true_fn.name),
-                            load(false_fn.name), initial_values(state, defined, alias),
+                            load(false_fn.name), initial_values(state, needed, alias),
                             names_constant(state))
         return [true_fn, false_fn, result_assignment(state, call, node)]

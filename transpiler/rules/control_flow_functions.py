@@ -6,6 +6,7 @@ import gast
 from runtime.errors import PSCNameError, PSCTypeError
 
 from ..analysis.liveness import assigned_in
+from ..analysis.resolve import Kind, resolution_of
 
 from ..anno import Anno, getanno
 from .flags import load, with_origin
@@ -104,15 +105,24 @@ _MUTATING_METHODS = frozenset({"append", "extend", "insert", "pop", "remove", "c
                                "update", "setdefault", "popitem", "add", "discard"})
 
 
+def _mutates_container(call, local) -> bool:
+    """Is ``call`` a mutating method (``seen.append(v)``) of a variable from outside?  A
+    name resolved to a module makes it a function (``np.add``, ``np.append``), not a
+    method: resolution decides, not the attribute's name alone."""
+    func = call.func
+    return isinstance(func, gast.Attribute) and func.attr in _MUTATING_METHODS and \
+        isinstance(func.value, gast.Name) and func.value.id not in local and \
+        resolution_of(func) is None and \
+        getattr(resolution_of(func.value), "kind", None) not in (Kind.NUMPY, Kind.MODULE)
+
+
 def reject_container_mutation(statements, source, construct: str) -> None:
     """A staged body runs once, when it is built, not once per iteration or only when its
     branch is taken: a Python container it changes in place would come out wrong."""
     local = assigned_in(statements)
     for statement in statements:
         for node in gast.walk(statement):
-            if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
-                    node.func.attr in _MUTATING_METHODS and \
-                    isinstance(node.func.value, gast.Name) and node.func.value.id not in local:
+            if isinstance(node, gast.Call) and _mutates_container(node, local):
                 raise PSCTypeError(
                     f"`{node.func.value.id}.{node.func.attr}(...)` changes a container inside "
                     f"a traced {construct}: a container that grows cannot be carried through "

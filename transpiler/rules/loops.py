@@ -3,7 +3,10 @@
 The carried state is every variable the body assigns that is live at the loop's head or
 after it (liveness), passed explicitly as a tuple; the body function returns it updated.
 Loops over static containers, ``static_range`` loops and loops with static tests and
-static state stay Python (they unroll when the program is built).
+static state stay Python (they unroll when the program is built) -- unless a ``break`` or
+``return`` under a traced ``if`` was lowered into a flag: then the loop becomes
+``for_stmt(..., stop=flag, unroll=True)``, which still unrolls but builds each iteration
+after the flag turns traced under it (`runtime.control_flow.for_stmt`).
 
 >>> print(demo(Loops, '''
 ... def halve(x, n):
@@ -40,6 +43,7 @@ from __future__ import annotations
 import gast
 
 from ..anno import Anno, getanno
+from ..analysis.liveness import writes
 from .base import Rule, demo  # noqa: F401  (demo: used by the doctest)
 from .control_flow_functions import (FunctionNames, body_function, initial_values,
                                      names_constant, reject_container_mutation,
@@ -74,13 +78,23 @@ class Loops(Rule):
 
     def visit_For(self, node):
         self.generic_visit(node)
-        if not is_staged_for(node, self.function):
-            return node
-        if range_call(node.iter) == "range":   # staged for sure (other iterables may unroll)
-            reject_container_mutation(node.body, self.context.source, "for loop")
-        alias = self.context.runtime_alias
         stop = getanno(node, Anno.STOP_FLAG)
+        staged = is_staged_for(node, self.function)
+        if not staged and stop is None:
+            return node
+        if staged and range_call(node.iter) == "range":
+            # staged for sure (other iterables may unroll)
+            reject_container_mutation(node.body, self.context.source, "for loop")
+        if not staged:   # unrolled, but the iterations after a traced exit are conditional
+            reject_container_mutation(node.body, self.context.source,
+                                      "for loop (the iterations after a traced break or "
+                                      "return run conditionally)")
+        alias = self.context.runtime_alias
         state = carried(node)
+        if not isinstance(node.target, gast.Name):
+            # the body unpacks the target itself: names of it used after the loop are state
+            state = sorted(set(state) | (writes(node.target) &
+                                         getanno(node, Anno.LIVE_OUT, frozenset())))
         if stop is not None and stop not in state:
             state = sorted(state + [stop])
         defined = getanno(node, Anno.DEFINED_IN, frozenset())
@@ -100,6 +114,11 @@ class Loops(Rule):
         call = runtime_call(alias, "for_stmt", *args)
         if stop is not None:
             call.keywords.append(gast.keyword("stop", gast.Constant(stop, None)))
+        if not staged:
+            # A loop that unrolls as Python but breaks under a traced condition (a lowered
+            # `break` or `return`): only `for_stmt` can skip the iterations after that
+            # exit, so it is converted, and told to unroll (`static_range` stays static).
+            call.keywords.append(gast.keyword("unroll", gast.Constant(True, None)))
         return [body, result_assignment(results, call, node), *node.orelse]
 
     @staticmethod

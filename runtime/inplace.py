@@ -1,0 +1,90 @@
+"""In-place updates of a variable as functional ones: what the front end writes for
+``t op= v`` (`augassign`) and for the in-place array methods ``x.sort()`` / ``x.fill(v)``.
+
+A traced array cannot be written into, so the variable is rebound to the updated array.
+When nothing is traced, Python runs the statement as written (so a static NumPy array is
+really updated in place, aliases included).  Otherwise the update follows NumPy's in-place
+rules: an array keeps its dtype and shape, and a result NumPy's ``same_kind`` casting would
+refuse is a `PSCTypeError` where NumPy raises its ``UFuncTypeError``.  A scalar (a Python
+or NumPy number, a 0-d traced value) has no in-place form: ``t op= v`` is ``t = t op v``.
+"""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from .context import current_builder
+from .errors import PSCShapeError, PSCTypeError
+from .ir import Value
+from .translation import has_traced, translate
+
+# mode -> (Python's in-place operator, the binary operator, NumPy's ufunc for messages)
+_OPERATORS = {
+    "add": (operator.iadd, operator.add, np.add),
+    "sub": (operator.isub, operator.sub, np.subtract),
+    "mul": (operator.imul, operator.mul, np.multiply),
+    "truediv": (operator.itruediv, operator.truediv, np.true_divide),
+    "floordiv": (operator.ifloordiv, operator.floordiv, np.floor_divide),
+    "mod": (operator.imod, operator.mod, np.remainder),
+    "pow": (operator.ipow, operator.pow, np.power),
+    "matmul": (operator.imatmul, operator.matmul, np.matmul),
+    "and": (operator.iand, operator.and_, np.bitwise_and),
+    "or": (operator.ior, operator.or_, np.bitwise_or),
+    "xor": (operator.ixor, operator.xor, np.bitwise_xor),
+    "lshift": (operator.ilshift, operator.lshift, np.left_shift),
+    "rshift": (operator.irshift, operator.rshift, np.right_shift),
+}
+
+
+def _is_array(value) -> bool:
+    """An array NumPy would update in place (a 0-d traced value stands for a scalar:
+    reductions and indexing give NumPy scalars, which have no in-place operators)."""
+    return isinstance(value, np.ndarray) or isinstance(value, Value) and value.ndim > 0
+
+
+def augassign(target, value, mode: str):
+    """The new value of ``target`` after ``target <mode>= value``."""
+    inplace, binary, ufunc = _OPERATORS[mode]
+    if not has_traced((target, value)) or not _is_array(target):
+        return inplace(target, value)
+    b = current_builder()
+    result = translate(b, binary, target, value)
+    if result.dtype != target.dtype and not np.can_cast(result.dtype, target.dtype,
+                                                        "same_kind"):
+        raise b.error(PSCTypeError, f"Cannot cast ufunc '{ufunc.__name__}' output from "
+                      f"dtype('{result.dtype}') to dtype('{target.dtype}') with casting rule "
+                      "'same_kind' (NumPy's in-place operators keep the array's dtype)",
+                      "write `t = t <op> v` for a new array, or convert first with "
+                      ".astype")
+    if result.shape != tuple(target.shape):
+        raise b.error(PSCShapeError, f"non-broadcastable output operand with shape "
+                      f"{tuple(target.shape)} doesn't match the broadcast shape "
+                      f"{result.shape}", "write `t = t <op> v` for a new array")
+    return result if result.dtype == target.dtype else result.astype(target.dtype)
+
+
+def inplace_sort(target, *args, **kwargs):
+    """``target`` after ``target.sort(*args, **kwargs)``: ``np.sort`` along the same axis
+    (default -1) for a traced array, the method itself otherwise."""
+    if not has_traced((target, args, kwargs)):
+        target.sort(*args, **kwargs)
+        return target
+    b = current_builder()
+    axis = args[0] if args else kwargs.pop("axis", -1)
+    if axis is None:   # np.sort flattens for None; the method takes only an axis
+        raise b.error(PSCTypeError, "'NoneType' object cannot be interpreted as an integer",
+                      "sort() sorts along one axis: give an int, or use np.sort(x, axis=None)")
+    return translate(b, np.sort, target, axis, *args[1:], **kwargs)
+
+
+def inplace_fill(target, value):
+    """``target`` after ``target.fill(value)``: every element ``value``, cast to the
+    array's dtype (as ``fill`` casts)."""
+    if not has_traced((target, value)):
+        target.fill(value)
+        return target
+    b = current_builder()
+    if not isinstance(target, (np.ndarray, Value)):
+        raise b.error(PSCTypeError, f"a {type(target).__name__} has no fill() method")
+    return translate(b, np.full_like, target, value)

@@ -1,0 +1,47 @@
+"""In-place array methods on a local variable become a functional update of it.
+
+``x.sort()`` and ``x.fill(v)`` write into ``x``; a traced array cannot be written into, so
+the variable is rebound to the updated array (`runtime.inplace_sort` is ``np.sort`` along
+the method's axis, `runtime.inplace_fill` ``np.full_like`` keeping ``x``'s dtype).  When
+nothing is traced they call the method itself, so a static array or list is updated in
+place as in Python.  On an argument or a global, the subset check has refused them already
+(`transpiler.checks`): there the update would have to reach the caller.
+
+>>> print(demo(InPlaceMethods, '''
+... def f(x, v):
+...     y = x * 2.0
+...     y.sort(axis=0)
+...     z = np.zeros(3, np.int32)
+...     z.fill(v)
+...     return y, z, np.sort(x)
+... '''))
+def f(x, v):
+    y = x * 2.0
+    y = psc.inplace_sort(y, axis=0)
+    z = np.zeros(3, np.int32)
+    z = psc.inplace_fill(z, v)
+    return (y, z, np.sort(x))
+"""
+from __future__ import annotations
+
+import gast
+
+from ..analysis.binding_time import is_inplace_method_call
+from .base import Rule, demo  # noqa: F401  (demo: used by the doctest)
+from .flags import load
+
+
+class InPlaceMethods(Rule):
+    """``x.sort(...)`` -> ``x = psc.inplace_sort(x, ...)``; ``fill`` likewise."""
+
+    rewrites = frozenset({gast.Expr})   # only calls whose result is unused
+
+    def visit_Expr(self, node):
+        call = node.value
+        if not is_inplace_method_call(call):
+            return node
+        name = call.func.value.id
+        helper = gast.Call(self.runtime(f"inplace_{call.func.attr}"),
+                           [load(name), *call.args], call.keywords)
+        assignment = gast.Assign([gast.Name(name, gast.Store(), None, None)], helper, None)
+        return self.keep_origin(assignment, node)
