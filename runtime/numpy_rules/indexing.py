@@ -412,7 +412,7 @@ def add_at(b: Builder, x, index, value) -> Value:
 
 def _cast(b: Builder, value, dtype) -> Value:
     """``value`` converted to the array's dtype as NumPy's assignment does (unsafe)."""
-    return b.convert(value, dtype) if isinstance(value, Value) else lift(b, value, dtype)
+    return lift(b, value, dtype)
 
 
 def _combine(b: Builder, mode: str, current: Value, value, dtype, scalar: bool) -> Value:

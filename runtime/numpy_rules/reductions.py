@@ -17,7 +17,8 @@ from ..builder import Builder
 from ..errors import PSCTypeError, PSCValueError
 from ..ir import Value
 from ..translation import register_translation_rule
-from ._core import full_like_value, lift, normalize_axes, normalize_axis, static_int
+from ._core import (cast, full_like_value, lift, normalize_axes, normalize_axis,
+                    static_int)
 from .elementwise import UFUNC_RULES
 
 
@@ -63,7 +64,7 @@ def _sum_like(name: str, kind: str):
         out_dtype = _numpy_result_dtype(name, x.dtype, None if dtype is None
                                         else np.dtype(dtype))
         axes = normalize_axes(b, axis, x.ndim)
-        x = b.convert(x, out_dtype)
+        x = cast(b, x, out_dtype)
         if out_dtype == dtypes.bool_:   # np.sum(bool, dtype=bool) is a logical or
             kind_ = "or" if kind == "sum" else "and"
         else:
@@ -173,7 +174,7 @@ def _scan(name: str, kind: str):
         if axis is None:
             x, axis = b.reshape(x, (x.size,)), 0
         axis = normalize_axis(b, axis, x.ndim)
-        x = b.convert(x, out_dtype)
+        x = cast(b, x, out_dtype)
         if out_dtype == dtypes.bool_:
             x, kind_ = b.convert(x, np.int64), kind
             return b.ne(b.cumulative(x, kind_, axis), full_like_value(b, 0, x))
