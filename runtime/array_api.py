@@ -103,6 +103,17 @@ class ArrayMethods:
     def nbytes(self) -> int:
         return self.size * self.dtype.itemsize
 
+    def __round__(self, ndigits=None):
+        # NumPy scalars (what a 0-d traced value stands for) have __round__; arrays do not.
+        if self.shape:
+            raise PSCTypeError("type numpy.ndarray doesn't define __round__ method",
+                               hint="use np.round(x, decimals)")
+        if ndigits is None:
+            raise PSCTracedValueError("round() of a traced scalar gives a Python int, which "
+                                      "is only known when the program runs",
+                                      hint="use np.round(x), which keeps it an array")
+        return _apply("numpy.round", self, 0 if ndigits is None else ndigits)
+
     def __divmod__(self, other):
         return _apply("numpy.divmod", self, other)
 
@@ -167,6 +178,6 @@ for _name, _op in {"neg": operator.neg, "pos": operator.pos, "invert": operator.
 
 METHODS = ("sum", "mean", "prod", "max", "min", "argmax", "argmin", "all", "any", "std",
            "var", "cumsum", "cumprod", "reshape", "transpose", "swapaxes", "squeeze", "ravel",
-           "flatten", "astype", "clip", "copy", "dot", "trace", "repeat", "argsort")
+           "flatten", "astype", "clip", "copy", "dot", "trace", "repeat", "argsort", "round")
 for _name in METHODS:
     setattr(ArrayMethods, _name, _method(_name))

@@ -430,3 +430,46 @@ def test_float16_cumsum_accumulates_in_float32():
     long = np.arange(100, dtype=np.float16)
     exact = np.cumsum(long.astype(np.float32)).astype(np.float16)
     assert_same(jit_ps(cumulative)(long)[0], exact, rtol=0, atol=0)
+
+
+def rounding(x):
+    return (np.round(x), np.round(x, 2), np.around(x, -1), x.round(1), round(x[0], 3),
+            round(x.sum(), -1), np.round(x * 0 + 2.5))
+
+
+def builtin_round_of_array(x):
+    return round(x, 2)
+
+
+def builtin_round_of_scalar(x):
+    return round(x[0])
+
+
+@pytest.mark.parametrize("x", [
+    np.array([1.25, 2.675, -0.5, 0.5, 1.5, 2.5, -2.5, 1234.5678, np.nan, -np.inf]),
+    np.array([1.25, 2.675, -0.5, 1234.5678], np.float32),
+    np.array([15, 25, -35, 7]), np.array([15, 25, -35, 7], np.int8),
+])
+def test_round_is_numpys(x):
+    same_as_numpy(rounding, x)
+
+
+def test_builtin_round_is_refused_where_python_needs_the_value():
+    x = np.array([1.25, 2.5])
+    with pytest.raises(TypeError):
+        builtin_round_of_array(x)   # the oracle: ndarray has no __round__
+    with pytest.raises(PSCError):
+        jit_ps(builtin_round_of_array)(x)
+    assert type(builtin_round_of_scalar(x)) is int   # a Python int: needs the value
+    with pytest.raises(PSCError, match="round"):
+        jit_ps(builtin_round_of_scalar)(x)
+
+
+def python_int_powers(n):
+    return n ** -1, n ** -2, n ** 2, n ** 0
+
+
+@pytest.mark.parametrize("n", [2, -3, 1, 7])
+def test_traced_python_int_to_a_negative_power_is_a_float_as_in_python(n):
+    same_as_numpy(python_int_powers, n)
+    assert jit_ps(python_int_powers)(n)[0].weak_type   # a Python float: stays weak

@@ -355,6 +355,12 @@ def _out_of_range_comparison(b, ufunc, args, kwargs):
     return full_like_value(b, truth, array, dtypes.bool_)
 
 
+def _python_int_to_negative_power(args) -> bool:
+    """A traced Python int (weak) raised to a static negative Python int."""
+    return (len(args) == 2 and isinstance(args[0], Value) and args[0].weak
+            and dtypes.is_integer(args[0].dtype) and type(args[1]) is int and args[1] < 0)
+
+
 def _check_integer_power(b, args):
     """NumPy refuses a negative integer exponent for integer powers; a static one is
     refused here, at the line (a traced one is only known when the program runs)."""
@@ -376,6 +382,12 @@ def _ufunc_rule(ufunc, impl):
         if constant is not None:
             return constant
         if ufunc is np.power:
+            if _python_int_to_negative_power(args) and not kwargs:
+                # Python's int ** negative int is a float (2 ** -1 == 0.5).
+                result = apply_ufunc(b, ufunc, impl, (b.convert(args[0], dtypes.float64),
+                                                      float(args[1])), {})
+                result.weak = True
+                return result
             _check_integer_power(b, args)
         return apply_ufunc(b, ufunc, impl, args, kwargs)
     rule.__name__ = f"numpy_{ufunc.__name__}"
@@ -415,3 +427,32 @@ def divmod_rule(b, x, y, **kwargs):
 
 register_translation_rule("numpy.divmod", divmod_rule)
 register_translation_rule("builtins.divmod", divmod_rule)
+
+
+def round_rule(b, a, decimals=0, out=None):
+    """``np.round(a, decimals)`` as NumPy computes it: ``rint(a * 10**d) / 10**d`` (or
+    ``rint(a / 10**-d) * 10**-d`` for negative ``d``), halves to even; integers are kept
+    for ``d >= 0`` and rounded through float64 otherwise."""
+    from ._core import cast, lift, static_int
+    if out is not None:
+        raise b.error(PSCTypeError, "np.round(..., out=...) writes into an array, which PSC "
+                      "functions cannot do", "use the returned value")
+    x = lift(b, a)
+    decimals = static_int(b, decimals, "decimals")
+    if not _is_float(x) and decimals >= 0:
+        return x
+    if dtypes.is_complex(x.dtype):
+        raise b.error(PSCTypeError, "np.round of a complex array is not supported")
+    y = x if _is_float(x) else b.convert(x, dtypes.float64)
+    factor = full_like_value(b, 10.0 ** abs(decimals), y)
+    if decimals >= 0:
+        result = b.div(b.round_nearest_even(b.mul(y, factor)), factor)
+    else:
+        result = b.mul(b.round_nearest_even(b.div(y, factor)), factor)
+    result = cast(b, result, x.dtype)
+    result.weak = x.weak
+    return result
+
+
+for _name in ("numpy.round", "numpy.around", "numpy.ndarray.round"):
+    register_translation_rule(_name, round_rule)
