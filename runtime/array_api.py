@@ -5,11 +5,15 @@ Generated code keeps the source's expressions (``np.dot(x, w) + b``, ``x.sum(axi
 method goes through the translation rule registered for NumPy's meaning of it, on the
 current builder (`runtime.context`).  Shapes, dtypes and sizes are static Python values.
 Anything that needs the *contents* (``bool(x)``, ``float(x)``, ``np.asarray(x)``) is a
-`PSCTracedValueError` explaining what to do instead.
+`PSCTracedValueError` explaining what to do instead.  An ndarray method or attribute
+without a rule (``x.tofile``, ``x.nonzero()``) is a `PSCUnsupportedCallError` at the line,
+which is also an ``AttributeError`` so that ``hasattr`` probing keeps its meaning.
 """
 from __future__ import annotations
 
 import operator
+
+import numpy as np
 
 from .errors import PSCTracedValueError, PSCTypeError, PSCUnsupportedCallError
 
@@ -61,7 +65,6 @@ def _needs_contents(what: str, hint: str):
 
 def _unsupported_attribute(value, name: str) -> AttributeError:
     """The error for ``x.name`` on a traced array ``x``, at the user's line."""
-    import numpy as np
     from .context import current_builder, has_builder
     if hasattr(np.ndarray, name):
         message = f"ndarray.{name} is not supported on traced arrays"
@@ -112,7 +115,7 @@ class ArrayMethods:
             raise PSCTracedValueError("round() of a traced scalar gives a Python int, which "
                                       "is only known when the program runs",
                                       hint="use np.round(x), which keeps it an array")
-        return _apply("numpy.round", self, 0 if ndigits is None else ndigits)
+        return _apply("numpy.round", self, ndigits)
 
     def __divmod__(self, other):
         return _apply("numpy.divmod", self, other)

@@ -473,3 +473,33 @@ def python_int_powers(n):
 def test_traced_python_int_to_a_negative_power_is_a_float_as_in_python(n):
     same_as_numpy(python_int_powers, n)
     assert jit_ps(python_int_powers)(n)[0].weak_type   # a Python float: stays weak
+
+
+@pytest.mark.parametrize("dst", INT_DTYPES + [np.float32], ids=lambda d: np.dtype(d).name)
+def test_complex_casts_drop_the_imaginary_part_like_numpy(dst):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        x = np.array(SPECIAL_FLOATS) + 1j * np.array(SPECIAL_FLOATS[::-1])
+        x = np.concatenate([x, [1j, -2j, 0j]])
+        expected = numpy_scalar_cast(x, dst)
+    assert_same(jit_ps(astype_to, static_argnames="dtype")(x, dtype=dst), expected)
+
+
+def sum_over(x, axis):
+    return np.sum(x, axis=axis), np.mean(x, axis=axis)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, ml_dtypes.bfloat16],
+                         ids=["float16", "bfloat16"])
+def test_16_bit_sums_over_any_axis_accumulate_in_float32(dtype):
+    """Known limit: NumPy rounds to 16 bits after every addition when it reduces over a
+    non-innermost axis of float16, and always for bfloat16 (ml_dtypes has no pairwise
+    sum): ones(3000).sum() is 256 in bfloat16.  We accumulate in float32 everywhere, the
+    way NumPy treats a contiguous float16 axis."""
+    x = np.ones((3000, 2), dtype)
+    f = jit_ps(sum_over, static_argnames="axis")
+    for axis in (0, 1, None):
+        wide = x.astype(np.float32)
+        expected = (np.sum(wide, axis=axis).astype(dtype),
+                    np.mean(wide, axis=axis).astype(dtype))
+        assert_same(f(x, axis=axis), expected, rtol=0, atol=0)

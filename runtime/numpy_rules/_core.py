@@ -76,11 +76,13 @@ def cast(b: Builder, x: Value, dtype) -> Value:
     uint32 of the 64-bit one; uint64 converts ``x - 2**63`` above 2**63).  In-range
     values convert exactly: the extra ops are compares and selects."""
     dtype = np.dtype(dtype)
-    if not (dtypes.is_floating(x.dtype) and (dtypes.is_integer(dtype) or
-                                             dtypes.is_bool(dtype))):
+    to_int = dtypes.is_integer(dtype) or dtypes.is_bool(dtype)
+    if not (to_int and dtypes.is_inexact(x.dtype)):
         return b.convert(x, dtype)
-    if dtypes.is_bool(dtype):   # NaN is truthy, as in NumPy
+    if dtypes.is_bool(dtype):   # NaN is truthy, and so is an imaginary part, as in NumPy
         return b.ne(x, full_like_value(b, 0, x))
+    if dtypes.is_complex(x.dtype):   # NumPy drops the imaginary part (ComplexWarning)
+        x = b.convert(x, dtypes.real_dtype(x.dtype))
     if x.dtype == dtypes.bfloat16:
         return _bfloat16_to_int(b, x, dtype)
     if x.dtype.itemsize < 4:    # float16: exactly as float32, as NumPy does

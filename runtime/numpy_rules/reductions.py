@@ -5,6 +5,11 @@ The result dtype is NumPy's own answer for the operand dtype: `_numpy_result_dty
 the NumPy function on a one-element array of that dtype at build time (small integers
 accumulate in int64, ``mean`` of integers is float64, ...), so the rules cannot drift from
 NumPy's table.
+
+Sums and products of float16 (and bfloat16) accumulate in float32 and round once, as NumPy
+sums a contiguous float16 axis (pairwise, in float32); scans round each prefix.  NumPy
+itself rounds after every addition over a non-innermost float16 axis, for every bfloat16
+sum, and in float16 ``cumsum``: there our (more accurate) results can differ.
 """
 from __future__ import annotations
 
