@@ -503,3 +503,16 @@ def test_16_bit_sums_over_any_axis_accumulate_in_float32(dtype):
         expected = (np.sum(wide, axis=axis).astype(dtype),
                     np.mean(wide, axis=axis).astype(dtype))
         assert_same(f(x, axis=axis), expected, rtol=0, atol=0)
+
+
+def set_traced_slice(y, i):
+    y = y.copy()
+    y[i:i + 2] = 0.0  # traced-slice
+    return y
+
+
+def test_traced_slice_bounds_in_a_write_are_an_error_not_a_clamped_write():
+    from runtime import PSCTracedValueError
+    with pytest.raises(PSCTracedValueError) as info:
+        jit_ps(set_traced_slice)(np.arange(5.0), 4)
+    assert f"test_issue18_numpy.py:{_marked_line('traced-slice')}:" in str(info.value)
