@@ -26,7 +26,23 @@ def mirror_function(fn, qualified_name: str):
         rule_key = qualified_name if lookup_rule(qualified_name) is not None else fn
         return translate(current_builder(), rule_key, *args, **kwargs)
     staged.__psc_mirror_of__ = fn
+    if isinstance(fn, np.ufunc):
+        _mirror_ufunc_attributes(staged, fn, qualified_name)
     return staged
+
+
+_UFUNC_METHODS = ("reduce", "accumulate", "reduceat", "outer", "at")
+_UFUNC_ATTRIBUTES = ("nin", "nout", "nargs", "ntypes", "types", "identity", "signature")
+
+
+def _mirror_ufunc_attributes(staged, ufunc: np.ufunc, qualified_name: str) -> None:
+    """``np.add.reduce`` & co. through the mirror: NumPy's method for static arguments,
+    the rule registered as ``numpy.add.reduce`` for traced ones (else a PSCError)."""
+    for method in _UFUNC_METHODS:
+        setattr(staged, method, mirror_function(getattr(ufunc, method),
+                                                f"{qualified_name}.{method}"))
+    for attribute in _UFUNC_ATTRIBUTES:
+        setattr(staged, attribute, getattr(ufunc, attribute))
 
 
 def _dtype_constructor(scalar_type, qualified_name: str):

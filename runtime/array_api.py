@@ -5,13 +5,22 @@ Generated code keeps the source's expressions (``np.dot(x, w) + b``, ``x.sum(axi
 method goes through the translation rule registered for NumPy's meaning of it, on the
 current builder (`runtime.context`).  Shapes, dtypes and sizes are static Python values.
 Anything that needs the *contents* (``bool(x)``, ``float(x)``, ``np.asarray(x)``) is a
-`PSCTracedValueError` explaining what to do instead.
+`PSCTracedValueError` explaining what to do instead.  An ndarray method or attribute
+without a rule (``x.tofile``, ``x.nonzero()``) is a `PSCUnsupportedCallError` at the line,
+which is also an ``AttributeError`` so that ``hasattr`` probing keeps its meaning.
 """
 from __future__ import annotations
 
 import operator
 
-from .errors import PSCTracedValueError, PSCTypeError
+import numpy as np
+
+from .errors import PSCTracedValueError, PSCTypeError, PSCUnsupportedCallError
+
+
+class PSCUnsupportedAttributeError(PSCUnsupportedCallError, AttributeError):
+    """An ndarray method or attribute that traced arrays do not offer.  Also an
+    `AttributeError`, so ``hasattr``/``getattr(x, name, default)`` probing keeps working."""
 
 
 def _apply(fn, *args, **kwargs):
@@ -54,12 +63,65 @@ def _needs_contents(what: str, hint: str):
     return method
 
 
+def _unsupported_attribute(value, name: str) -> AttributeError:
+    """The error for ``x.name`` on a traced array ``x``, at the user's line."""
+    from .context import current_builder, has_builder
+    if hasattr(np.ndarray, name):
+        message = f"ndarray.{name} is not supported on traced arrays"
+        hint = (f"use np.{name}(x, ...) instead" if _has_numpy_rule(name) else
+                "use a supported NumPy function (runtime.registered_names() lists them)")
+    else:
+        message = f"'ndarray' object has no attribute '{name}'"
+        hint = "traced arrays offer the attributes and methods of numpy.ndarray"
+    error = PSCUnsupportedAttributeError(message, hint=hint)
+    error.name, error.obj = name, value
+    return error.with_location(current_builder().location) if has_builder() else error
+
+
+def _has_numpy_rule(name: str) -> bool:
+    from .translation import lookup_rule
+    return lookup_rule(f"numpy.{name}") is not None
+
+
 class ArrayMethods:
     """Mixed into `runtime.ir.Value`."""
 
     __slots__ = ()
     __array_ufunc__ = None         # NumPy defers: ndarray + Value calls Value.__radd__
     __hash__ = object.__hash__     # values are graph nodes: identity, not contents
+
+    def __getattr__(self, name: str):
+        # Only reached when ordinary lookup fails.  Private and special names (NumPy's and
+        # Python's protocol probes: __array_interface__, __deepcopy__, _fields...) stay
+        # plain AttributeErrors; a public name is user code asking for an ndarray feature.
+        if name.startswith("_"):
+            raise AttributeError(f"'Value' object has no attribute '{name}'")
+        raise _unsupported_attribute(self, name)
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+    def __round__(self, ndigits=None):
+        # NumPy scalars (what a 0-d traced value stands for) have __round__; arrays do not.
+        if self.shape:
+            raise PSCTypeError("type numpy.ndarray doesn't define __round__ method",
+                               hint="use np.round(x, decimals)")
+        if ndigits is None:
+            raise PSCTracedValueError("round() of a traced scalar gives a Python int, which "
+                                      "is only known when the program runs",
+                                      hint="use np.round(x), which keeps it an array")
+        return _apply("numpy.round", self, ndigits)
+
+    def __divmod__(self, other):
+        return _apply("numpy.divmod", self, other)
+
+    def __rdivmod__(self, other):
+        return _apply("numpy.divmod", other, self)
 
     @property
     def T(self):
@@ -119,6 +181,6 @@ for _name, _op in {"neg": operator.neg, "pos": operator.pos, "invert": operator.
 
 METHODS = ("sum", "mean", "prod", "max", "min", "argmax", "argmin", "all", "any", "std",
            "var", "cumsum", "cumprod", "reshape", "transpose", "swapaxes", "squeeze", "ravel",
-           "flatten", "astype", "clip", "copy", "dot", "trace", "repeat", "argsort")
+           "flatten", "astype", "clip", "copy", "dot", "trace", "repeat", "argsort", "round")
 for _name in METHODS:
     setattr(ArrayMethods, _name, _method(_name))

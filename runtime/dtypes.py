@@ -14,6 +14,7 @@ int32 = np.dtype(np.int32)
 int64 = np.dtype(np.int64)
 float32 = np.dtype(np.float32)
 float64 = np.dtype(np.float64)
+bfloat16 = _BFLOAT16
 
 _MLIR_ELEMENT_TYPES = {
     np.dtype(np.bool_): "i1",

@@ -66,10 +66,68 @@ def _describe(x) -> str:
     return type(x).__name__
 
 
+def cast(b: Builder, x: Value, dtype) -> Value:
+    """``x.astype(dtype)`` as NumPy computes it on x86-64 (unsafe casting).
+
+    XLA's float->int ``convert`` saturates (NaN -> 0, +inf -> INT_MAX), while NumPy runs
+    C casts, which x86's truncating conversions (``cvttsd2si``) make: NaN and values out
+    of range become the "integer indefinite" INT_MIN of a 32- or 64-bit conversion, and
+    narrower types keep the low bits of one (int8/int16/uint8/uint16 of the 32-bit one,
+    uint32 of the 64-bit one; uint64 converts ``x - 2**63`` above 2**63).  In-range
+    values convert exactly: the extra ops are compares and selects."""
+    dtype = np.dtype(dtype)
+    to_int = dtypes.is_integer(dtype) or dtypes.is_bool(dtype)
+    if not (to_int and dtypes.is_inexact(x.dtype)):
+        return b.convert(x, dtype)
+    if dtypes.is_bool(dtype):   # NaN is truthy, and so is an imaginary part, as in NumPy
+        return b.ne(x, full_like_value(b, 0, x))
+    if dtypes.is_complex(x.dtype):   # NumPy drops the imaginary part (ComplexWarning)
+        x = b.convert(x, dtypes.real_dtype(x.dtype))
+    if x.dtype == dtypes.bfloat16:
+        return _bfloat16_to_int(b, x, dtype)
+    if x.dtype.itemsize < 4:    # float16: exactly as float32, as NumPy does
+        x = b.convert(x, dtypes.float32)
+    if dtype == np.uint64:
+        return _float_to_uint64(b, x)
+    via = dtypes.int32 if dtype.itemsize < 4 or dtype == np.int32 else dtypes.int64
+    return b.convert(_truncating_convert(b, x, via), dtype)
+
+
+def _bfloat16_to_int(b: Builder, x: Value, dtype) -> Value:
+    """ml_dtypes' bfloat16 cast: a truncated value outside ``dtype``'s range (NaN and
+    infinities included) becomes 0."""
+    x = b.convert(x, dtypes.float32)
+    info = np.iinfo(dtype)
+    whole = b.select(b.lt(x, full_like_value(b, 0, x)), b.ceil(x), b.floor(x))
+    in_range = b.and_(b.ge(whole, full_like_value(b, float(info.min), x)),
+                      b.lt(whole, full_like_value(b, float(info.max) + 1.0, x)))
+    return b.select(in_range, b.convert(x, dtype), full_like_value(b, 0, x, dtype))
+
+
+def _truncating_convert(b: Builder, x: Value, dtype) -> Value:
+    """x86's ``cvtts*2si`` to the 32- or 64-bit signed ``dtype``: truncation towards zero,
+    INT_MIN for NaN and out-of-range values."""
+    bits = np.dtype(dtype).itemsize * 8
+    in_range = b.and_(b.ge(x, full_like_value(b, -2.0 ** (bits - 1), x)),
+                      b.lt(x, full_like_value(b, 2.0 ** (bits - 1), x)))   # False for NaN
+    indefinite = full_like_value(b, np.iinfo(dtype).min, x, dtype)
+    return b.select(in_range, b.convert(x, dtype), indefinite)
+
+
+def _float_to_uint64(b: Builder, x: Value) -> Value:
+    """C's float->uint64 on x86-64: below 2**63 the signed conversion, above it the signed
+    conversion of ``x - 2**63`` with the top bit added back (wrapping)."""
+    top = full_like_value(b, 2.0 ** 63, x)
+    low = b.convert(_truncating_convert(b, x, dtypes.int64), np.uint64)
+    high = b.add(b.convert(_truncating_convert(b, b.sub(x, top), dtypes.int64), np.uint64),
+                 full_like_value(b, 2 ** 63, x, np.uint64))
+    return b.select(b.ge(x, top), high, low)
+
+
 def lift(b: Builder, x, dtype=None) -> Value:
-    """``x`` as a Value of ``dtype`` (a constant for static ``x``)."""
+    """``x`` as a Value of ``dtype`` (a constant for static ``x``), cast as NumPy casts."""
     if isinstance(x, Value):
-        return b.convert(x, dtype) if dtype is not None else x
+        return cast(b, x, dtype) if dtype is not None else x
     if isinstance(x, (list, tuple)) and any(isinstance(e, Value) for e in x):
         from .shapes import array
         return array(b, x, dtype)

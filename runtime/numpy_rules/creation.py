@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import dtypes
 from ..translation import register_translation_rule
-from ._core import lift, static_int, static_shape
+from ._core import cast, lift, static_int, static_shape
 from .shapes import _result_dtype
 
 
@@ -74,7 +74,7 @@ def linspace(b, start, stop, num=50, endpoint=True, retstep=False, dtype=None, a
     out_dtype = np.dtype(dtype) if dtype is not None else calc
     if dtypes.is_integer(out_dtype):
         out = b.floor(out)
-    return b.convert(out, out_dtype)
+    return cast(b, out, out_dtype)
 
 
 RULES = {

@@ -13,9 +13,9 @@ import numpy as np
 
 from .. import dtypes
 from ..builder import Builder
-from ..errors import PSCTypeError
+from ..errors import PSCTypeError, PSCValueError
 from ..ir import Value
-from ..translation import register_translation_rule
+from ..translation import has_traced, register_translation_rule
 from ._core import full_like_value, promote_and_broadcast, resolve_ufunc_dtypes
 
 
@@ -86,6 +86,8 @@ def _float_divmod(b, x, y):
     div = b.div(b.sub(x, mod), y)
     fix = b.and_(b.ne(mod, zero), b.ne(b.lt(y, zero), b.lt(mod, zero)))
     mod = b.select(fix, b.add(mod, y), mod)
+    signed_zero = b.select(b.lt(y, zero), b.neg(zero), zero)   # a zero remainder: y's sign
+    mod = b.select(b.eq(mod, zero), signed_zero, mod)
     div = b.select(fix, b.sub(div, full_like_value(b, 1, x)), div)
     floordiv = b.floor(div)
     round_up = b.gt(b.sub(div, floordiv), full_like_value(b, 0.5, x))
@@ -324,8 +326,69 @@ _ALIASES = {"abs": np.absolute, "radians": np.deg2rad, "degrees": np.rad2deg,
             "atan2": np.arctan2}
 
 
+# NumPy 2 compares an integer array with a Python int outside its dtype's range exactly
+# (``uint8_array < 300`` is all True) instead of refusing the int as arithmetic does.
+# (comparison, Python int above the range, int on the right) -> the result everywhere;
+# below the range each answer flips except for == and !=.
+_ABOVE_RANGE = {np.less: True, np.less_equal: True, np.greater: False,
+                np.greater_equal: False, np.equal: False, np.not_equal: True}
+_MIRRORED = {np.less: np.greater, np.less_equal: np.greater_equal, np.greater: np.less,
+             np.greater_equal: np.less_equal, np.equal: np.equal, np.not_equal: np.not_equal}
+
+
+def _out_of_range_comparison(b, ufunc, args, kwargs):
+    """The constant result of comparing an integer array with a Python int its dtype
+    cannot hold, or None when the comparison is an ordinary one."""
+    if ufunc not in _ABOVE_RANGE or len(args) != 2 or kwargs:
+        return None
+    if type(args[0]) is int and isinstance(args[1], Value):
+        args, ufunc = args[::-1], _MIRRORED[ufunc]
+    array, number = args
+    if not (isinstance(array, Value) and type(number) is int and not array.weak
+            and dtypes.is_integer(array.dtype)):
+        return None
+    info = np.iinfo(array.dtype)
+    if info.min <= number <= info.max:
+        return None
+    above = _ABOVE_RANGE[ufunc]
+    truth = above if number > info.max or ufunc in (np.equal, np.not_equal) else not above
+    return full_like_value(b, truth, array, dtypes.bool_)
+
+
+def _python_int_to_negative_power(args) -> bool:
+    """A traced Python int (weak) raised to a static negative Python int."""
+    return (len(args) == 2 and isinstance(args[0], Value) and args[0].weak
+            and dtypes.is_integer(args[0].dtype) and type(args[1]) is int and args[1] < 0)
+
+
+def _check_integer_power(b, args):
+    """NumPy refuses a negative integer exponent for integer powers; a static one is
+    refused here, at the line (a traced one is only known when the program runs)."""
+    if len(args) != 2 or isinstance(args[1], Value):
+        return
+    exponent = args[1]
+    if isinstance(exponent, (list, tuple)) and has_traced(exponent):
+        return
+    in_dtypes, _ = resolve_ufunc_dtypes(b, np.power, args)
+    if dtypes.is_integer(in_dtypes[1]) and np.any(np.asarray(exponent) < 0):
+        raise b.error(PSCValueError, "Integers to negative integer powers are not allowed.",
+                      "make the base or the exponent a float (x ** -1.0, or "
+                      "x.astype(float) ** n)")
+
+
 def _ufunc_rule(ufunc, impl):
     def rule(b, *args, **kwargs):
+        constant = _out_of_range_comparison(b, ufunc, args, kwargs)
+        if constant is not None:
+            return constant
+        if ufunc is np.power:
+            if _python_int_to_negative_power(args) and not kwargs:
+                # Python's int ** negative int is a float (2 ** -1 == 0.5).
+                result = apply_ufunc(b, ufunc, impl, (b.convert(args[0], dtypes.float64),
+                                                      float(args[1])), {})
+                result.weak = True
+                return result
+            _check_integer_power(b, args)
         return apply_ufunc(b, ufunc, impl, args, kwargs)
     rule.__name__ = f"numpy_{ufunc.__name__}"
     return rule
@@ -353,3 +416,43 @@ _OPERATORS = {
 for _op, _ufunc in _OPERATORS.items():
     register_translation_rule(f"operator.{_op}", UFUNC_RULES[_ufunc])
 register_translation_rule("builtins.abs", UFUNC_RULES[np.absolute])
+
+
+def divmod_rule(b, x, y, **kwargs):
+    """``np.divmod`` (and the builtin ``divmod`` on traced values): the floor quotient and
+    the remainder, each as ``np.floor_divide`` and ``np.remainder`` compute them."""
+    return (UFUNC_RULES[np.floor_divide](b, x, y, **dict(kwargs)),
+            UFUNC_RULES[np.remainder](b, x, y, **dict(kwargs)))
+
+
+register_translation_rule("numpy.divmod", divmod_rule)
+register_translation_rule("builtins.divmod", divmod_rule)
+
+
+def round_rule(b, a, decimals=0, out=None):
+    """``np.round(a, decimals)`` as NumPy computes it: ``rint(a * 10**d) / 10**d`` (or
+    ``rint(a / 10**-d) * 10**-d`` for negative ``d``), halves to even; integers are kept
+    for ``d >= 0`` and rounded through float64 otherwise."""
+    from ._core import cast, lift, static_int
+    if out is not None:
+        raise b.error(PSCTypeError, "np.round(..., out=...) writes into an array, which PSC "
+                      "functions cannot do", "use the returned value")
+    x = lift(b, a)
+    decimals = static_int(b, decimals, "decimals")
+    if not _is_float(x) and decimals >= 0:
+        return x
+    if dtypes.is_complex(x.dtype):
+        raise b.error(PSCTypeError, "np.round of a complex array is not supported")
+    y = x if _is_float(x) else b.convert(x, dtypes.float64)
+    factor = full_like_value(b, 10.0 ** abs(decimals), y)
+    if decimals >= 0:
+        result = b.div(b.round_nearest_even(b.mul(y, factor)), factor)
+    else:
+        result = b.mul(b.round_nearest_even(b.div(y, factor)), factor)
+    result = cast(b, result, x.dtype)
+    result.weak = x.weak
+    return result
+
+
+for _name in ("numpy.round", "numpy.around", "numpy.ndarray.round"):
+    register_translation_rule(_name, round_rule)

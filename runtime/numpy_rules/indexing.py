@@ -22,8 +22,11 @@ Its other modes are NumPy's augmented assignment, ``x[index] += v`` being
 
 Where traced indices (known only when the program runs) differ from NumPy:
 
-* Out-of-bounds traced indices are clamped into range, for reads and writes alike (XLA
-  clamps; nothing can raise at run time).  Negative ones wrap first, as in NumPy.
+* Out-of-bounds traced indices cannot raise ``IndexError`` at run time.  Negative ones
+  wrap first, as in NumPy; then reads *clamp* into range (``x[7]`` of 5 elements reads
+  ``x[4]``: XLA's gather and dynamic slice clamp), while writes are *dropped*
+  (``y[7] = v`` leaves ``y`` unchanged, also for ``+=`` and for the out-of-range entries of
+  an index array): losing the write is better than corrupting a neighbour.
 * A traced boolean mask selects a data-dependent number of elements, so ``x[mask]`` is
   an error; ``x[mask] = v`` works (a ``select``) when ``v`` broadcasts over the selection.
 * With repeated indices, ``x[idx] = v`` writes one of the values, not necessarily the
@@ -315,7 +318,7 @@ def _slice_traced(b: Builder, y: Value, plan: _Plan) -> Value:
 def _gather(b: Builder, y: Value, plan: _Plan) -> Value:
     axes, batch = plan.index_axes, _batch_shape(b, plan)
     dtype = _index_dtype(plan)
-    components = [(_component(b, plan.entries[a], y.shape[a], batch, dtype, clamp=False),
+    components = [(_component(b, plan.entries[a], y.shape[a], batch, dtype),
                    range(len(batch))) for a in axes]
     indices = _index_array(b, components, batch, dtype)
     p, rest = plan.batch_position, len(plan.slice_axes)
@@ -327,28 +330,24 @@ def _gather(b: Builder, y: Value, plan: _Plan) -> Value:
 
 # --- index arrays -------------------------------------------------------------------------
 
-def _traced_index(b: Builder, v: Value, size: int, dtype, clamp: bool = False) -> Value:
-    """A traced index in ``dtype``, negative values wrapped as NumPy does; ``clamp`` keeps
-    it in range for scatter, which would drop an out-of-range update (gather and the
-    dynamic slices clamp by themselves)."""
+def _traced_index(b: Builder, v: Value, size: int, dtype) -> Value:
+    """A traced index in ``dtype``, negative values wrapped as NumPy does (once: an index
+    below ``-size`` stays negative, so out of range).  Out-of-range indices are left so:
+    gather and the dynamic slices clamp them, a scatter drops their updates."""
     signed = dtypes.is_integer(v.dtype) and not dtypes.is_unsigned(v.dtype)
     v = b.convert(v, dtype)
     if signed:
         zeros = b.broadcast_in_dim(b.constant(0, dtype), v.shape, ())
         wrapped = b.add(v, b.broadcast_in_dim(b.constant(size, dtype), v.shape, ()))
         v = b.select(b.lt(v, zeros), wrapped, v)
-    if clamp:
-        low = b.broadcast_in_dim(b.constant(0, dtype), v.shape, ())
-        high = b.broadcast_in_dim(b.constant(max(size - 1, 0), dtype), v.shape, ())
-        v = b.min(b.max(v, low), high)
     return v
 
 
-def _component(b: Builder, entry, size: int, shape: tuple, dtype, clamp: bool):
+def _component(b: Builder, entry, size: int, shape: tuple, dtype):
     """One index component (an advanced entry) broadcast to ``shape``: a static ndarray
     or a `Value`."""
     if isinstance(entry, Value):
-        return broadcast_to(b, _traced_index(b, entry, size, dtype, clamp), shape)
+        return broadcast_to(b, _traced_index(b, entry, size, dtype), shape)
     return np.broadcast_to(np.asarray(entry, dtype), shape)
 
 
@@ -413,7 +412,7 @@ def add_at(b: Builder, x, index, value) -> Value:
 
 def _cast(b: Builder, value, dtype) -> Value:
     """``value`` converted to the array's dtype as NumPy's assignment does (unsafe)."""
-    return b.convert(value, dtype) if isinstance(value, Value) else lift(b, value, dtype)
+    return lift(b, value, dtype)
 
 
 def _combine(b: Builder, mode: str, current: Value, value, dtype, scalar: bool) -> Value:
@@ -471,7 +470,23 @@ def _write_block(b: Builder, y: Value, plan: _Plan, update: Value) -> Value:
     starts = [_traced_index(b, e, n, dtype) if isinstance(e, Value) else
               b.constant(_window_start(e) if isinstance(e, range) else e, dtype)
               for e, n in zip(plan.entries, y.shape)]
-    return b.dynamic_update_slice(y, update, starts)
+    written = b.dynamic_update_slice(y, update, starts)
+    # dynamic_update_slice clamps its starts, which would write over a neighbour: a write
+    # at an out-of-range traced index is dropped instead (see the module docstring).
+    traced = [(start, n) for e, start, n in zip(plan.entries, starts, y.shape)
+              if isinstance(e, Value)]
+    if not traced:
+        return written
+    return b.select(_all_in_bounds(b, traced, dtype), written, y)
+
+
+def _all_in_bounds(b: Builder, starts, dtype) -> Value:
+    """A scalar bool: every wrapped traced index ``start`` lies in ``[0, n)``."""
+    ok = None
+    for start, n in starts:
+        inside = b.and_(b.ge(start, b.constant(0, dtype)), b.lt(start, b.constant(n, dtype)))
+        ok = inside if ok is None else b.and_(ok, inside)
+    return ok
 
 
 def _scatter(b: Builder, y: Value, plan: _Plan, update: Value, mode: str) -> Value:
@@ -494,7 +509,7 @@ def _scatter(b: Builder, y: Value, plan: _Plan, update: Value, mode: str) -> Val
     dtype = _index_dtype(plan)
     offsets = [a for a in windows if _window_start(entries[a]) != 0]
     components = (
-        [(_component(b, entries[a], y.shape[a], batch, dtype, clamp=True),
+        [(_component(b, entries[a], y.shape[a], batch, dtype),
           range(len(batch))) for a in plan.index_axes]
         + [(np.asarray(entries[a], dtype), (len(batch) + i,)) for i, a in enumerate(strided)]
         + [(np.asarray(_window_start(entries[a]), dtype), ()) for a in offsets])

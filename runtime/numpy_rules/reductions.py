@@ -5,6 +5,11 @@ The result dtype is NumPy's own answer for the operand dtype: `_numpy_result_dty
 the NumPy function on a one-element array of that dtype at build time (small integers
 accumulate in int64, ``mean`` of integers is float64, ...), so the rules cannot drift from
 NumPy's table.
+
+Sums and products of float16 (and bfloat16) accumulate in float32 and round once, as NumPy
+sums a contiguous float16 axis (pairwise, in float32); scans round each prefix.  NumPy
+itself rounds after every addition over a non-innermost float16 axis, for every bfloat16
+sum, and in float16 ``cumsum``: there our (more accurate) results can differ.
 """
 from __future__ import annotations
 
@@ -17,7 +22,8 @@ from ..builder import Builder
 from ..errors import PSCTypeError, PSCValueError
 from ..ir import Value
 from ..translation import register_translation_rule
-from ._core import full_like_value, lift, normalize_axes, normalize_axis, static_int
+from ._core import (cast, full_like_value, lift, normalize_axes, normalize_axis,
+                    static_int)
 from .elementwise import UFUNC_RULES
 
 
@@ -46,8 +52,18 @@ def _keep_dims(b: Builder, result: Value, shape, axes) -> Value:
 
 
 def _reduce(b: Builder, x: Value, kind: str, axes, keepdims: bool) -> Value:
-    result = b.reduce(x, kind, axes)
+    if kind in ("sum", "prod") and _is_16_bit_float(x.dtype):
+        # NumPy adds float16 in float32 (pairwise) and rounds once; XLA would accumulate
+        # in float16 (sum(arange(100)) gave 4948, NumPy 4952).
+        wide = b.reduce(b.convert(x, dtypes.float32), kind, axes)
+        result = b.convert(wide, x.dtype)
+    else:
+        result = b.reduce(x, kind, axes)
     return _keep_dims(b, result, x.shape, axes) if keepdims else result
+
+
+def _is_16_bit_float(dtype) -> bool:
+    return dtypes.is_floating(dtype) and np.dtype(dtype).itemsize == 2
 
 
 def _check_nonempty(b: Builder, name: str, x: Value, axes) -> None:
@@ -63,7 +79,7 @@ def _sum_like(name: str, kind: str):
         out_dtype = _numpy_result_dtype(name, x.dtype, None if dtype is None
                                         else np.dtype(dtype))
         axes = normalize_axes(b, axis, x.ndim)
-        x = b.convert(x, out_dtype)
+        x = cast(b, x, out_dtype)
         if out_dtype == dtypes.bool_:   # np.sum(bool, dtype=bool) is a logical or
             kind_ = "or" if kind == "sum" else "and"
         else:
@@ -121,6 +137,16 @@ def mean(b, a, axis=None, dtype=None, keepdims=False, **kwargs):
     return b.convert(b.div(total, count), out_dtype)
 
 
+def _divide_by_count(b: Builder, total: Value, count: int) -> Value:
+    """``total / count`` rounded once, as NumPy divides by its integer count: a float16
+    divides in float32, where the count is exact (2099 is not a float16)."""
+    dtype = total.dtype
+    if _is_16_bit_float(dtype):
+        total = b.convert(total, dtypes.float32)
+    divisor = b.broadcast_in_dim(b.constant(np.asarray(count, total.dtype)), total.shape, ())
+    return b.convert(b.div(total, divisor), dtype)
+
+
 def _moment(name: str, root: bool):
     def rule(b, a, axis=None, dtype=None, ddof=0, keepdims=False, **kwargs):
         _reject_out(b, name, kwargs)
@@ -130,19 +156,19 @@ def _moment(name: str, root: bool):
                           f"cast the result to {np.dtype(dtype)}", "use a float dtype")
         out_dtype = _numpy_result_dtype(name, x.dtype, None if dtype is None
                                         else np.dtype(dtype))
-        calc = np.dtype(np.float32) if out_dtype == np.float16 else out_dtype
+        # As NumPy's _var: every step in the result dtype (float16 included: its sums
+        # accumulate in float32 but are rounded, so float16 squares can overflow to inf
+        # as in NumPy), the mean as the rounded sum divided by the count.
         axes = normalize_axes(b, axis, x.ndim)
-        xc = b.convert(x, calc)
-        centred = b.sub(xc, b.broadcast_in_dim(
-            mean(b, xc, axis=axes, keepdims=True), x.shape, range(x.ndim)))
-        squares = b.mul(centred, centred)
-        total = _reduce(b, squares, "sum", axes, keepdims)
+        xc = cast(b, x, out_dtype)
         n = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
         ddof = static_int(b, ddof, "ddof")
-        divisor = b.broadcast_in_dim(b.constant(np.asarray(max(n - ddof, 0), calc)),
-                                     total.shape, ())
-        result = b.div(total, divisor)
-        return b.convert(b.sqrt(result) if root else result, out_dtype)
+        centre = _divide_by_count(b, _reduce(b, xc, "sum", axes, keepdims=True), n)
+        centred = b.sub(xc, b.broadcast_in_dim(centre, x.shape, range(x.ndim)))
+        squares = b.mul(centred, centred)
+        result = _divide_by_count(b, _reduce(b, squares, "sum", axes, keepdims),
+                                  max(n - ddof, 0))
+        return b.sqrt(result) if root else result
     return rule
 
 
@@ -173,10 +199,13 @@ def _scan(name: str, kind: str):
         if axis is None:
             x, axis = b.reshape(x, (x.size,)), 0
         axis = normalize_axis(b, axis, x.ndim)
-        x = b.convert(x, out_dtype)
+        x = cast(b, x, out_dtype)
         if out_dtype == dtypes.bool_:
             x, kind_ = b.convert(x, np.int64), kind
             return b.ne(b.cumulative(x, kind_, axis), full_like_value(b, 0, x))
+        if _is_16_bit_float(x.dtype):   # accumulated in float32, each prefix rounded
+            return b.convert(b.cumulative(b.convert(x, dtypes.float32), kind, axis),
+                             x.dtype)
         return b.cumulative(x, kind, axis)
     return rule
 
@@ -205,3 +234,18 @@ for _name, _rule in RULES.items():
 for _alias, _name in _ALIASES.items():
     if hasattr(np, _alias):
         register_translation_rule(f"numpy.{_alias}", RULES[_name])
+
+
+def _ufunc_method(rule):
+    """``np.add.reduce`` & co.: the reduction rule with the ufunc method's default axis 0."""
+    def method(b, a, axis=0, *args, **kwargs):
+        return rule(b, a, axis, *args, **kwargs)
+    return method
+
+
+_UFUNC_METHODS = {"add.reduce": "sum", "multiply.reduce": "prod", "maximum.reduce": "max",
+                  "minimum.reduce": "min", "logical_and.reduce": "all",
+                  "logical_or.reduce": "any", "add.accumulate": "cumsum",
+                  "multiply.accumulate": "cumprod"}
+for _method, _name in _UFUNC_METHODS.items():
+    register_translation_rule(f"numpy.{_method}", _ufunc_method(RULES[_name]))

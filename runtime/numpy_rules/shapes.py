@@ -15,7 +15,7 @@ from ..builder import Builder
 from ..errors import PSCShapeError, PSCTypeError, PSCValueError
 from ..ir import Value
 from ..translation import register_translation_rule
-from ._core import (broadcast_shapes, broadcast_to, dtype_key, lift, normalize_axis,
+from ._core import (broadcast_shapes, broadcast_to, cast, dtype_key, lift, normalize_axis,
                     normalize_axes, static_int, static_shape)
 from .elementwise import UFUNC_RULES
 
@@ -282,7 +282,7 @@ def array_rule(b, obj, dtype=None, *, copy=None, order=None, ndmin=0, like=None)
 
 @_rule("numpy.ndarray.astype")
 def astype(b, a, dtype, order="K", casting="unsafe", subok=True, copy=True):
-    return b.convert(lift(b, a), np.dtype(dtype))
+    return cast(b, lift(b, a), np.dtype(dtype))
 
 
 @_rule("numpy.copy", "numpy.ndarray.copy")
