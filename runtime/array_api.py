@@ -41,6 +41,13 @@ def _reflected(op):
     return method
 
 
+def _inplace(mode):
+    def method(self, other):
+        from .inplace import update
+        return update(self, other, mode)
+    return method
+
+
 def _unary(op):
     def method(self):
         return _apply(op, self)
@@ -172,6 +179,7 @@ _OPERATORS = {
 for _name, _op in _OPERATORS.items():
     setattr(ArrayMethods, f"__{_name}__", _binary(_op))
     setattr(ArrayMethods, f"__r{_name}__", _reflected(_op))
+    setattr(ArrayMethods, f"__i{_name}__", _inplace(_name))   # NumPy's in-place rules
 for _name, _op in {"lt": operator.lt, "le": operator.le, "gt": operator.gt,
                    "ge": operator.ge, "eq": operator.eq, "ne": operator.ne}.items():
     setattr(ArrayMethods, f"__{_name}__", _binary(_op))

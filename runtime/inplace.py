@@ -37,19 +37,29 @@ _OPERATORS = {
 }
 
 
-def _is_array(value) -> bool:
-    """An array NumPy would update in place (a 0-d traced value stands for a scalar:
-    reductions and indexing give NumPy scalars, which have no in-place operators)."""
-    return isinstance(value, np.ndarray) or isinstance(value, Value) and value.ndim > 0
-
-
 def augassign(target, value, mode: str):
-    """The new value of ``target`` after ``target <mode>= value``."""
-    inplace, binary, ufunc = _OPERATORS[mode]
-    if not has_traced((target, value)) or not _is_array(target):
-        return inplace(target, value)
+    """The new value of ``target`` after ``target <mode>= value``.
+
+    Only a NumPy array meeting a traced value needs this: NumPy cannot write a traced value
+    into it.  Everything else is Python's own in-place operator (a traced target's is
+    `update`, through `Value.__i<mode>__`)."""
+    inplace = _OPERATORS[mode][0]
+    if isinstance(target, np.ndarray) and has_traced(value):
+        return update(target, value, mode)
+    return inplace(target, value)
+
+
+def update(target, value, mode: str):
+    """``target <mode>= value`` for an array ``target`` with a traced operand, as NumPy
+    computes it: the dtype and shape of ``target`` are kept, and a result that
+    ``same_kind`` casting cannot store is a `PSCTypeError` (NumPy's ``UFuncTypeError``).
+    A 0-d traced value stands for a NumPy scalar (reductions and indexing give those),
+    which has no in-place form: its update is the binary operator."""
+    _, binary, ufunc = _OPERATORS[mode]
     b = current_builder()
     result = translate(b, binary, target, value)
+    if isinstance(target, Value) and target.ndim == 0:
+        return result
     if result.dtype != target.dtype and not np.can_cast(result.dtype, target.dtype,
                                                         "same_kind"):
         raise b.error(PSCTypeError, f"Cannot cast ufunc '{ufunc.__name__}' output from "

@@ -461,6 +461,12 @@ def int_target_true_divide(k):
     return t
 
 
+def traced_int_target_plus_static_float(m):
+    t = m * 2
+    t += 0.5          # NumPy: UFuncTypeError (the target is traced, the value static)
+    return t
+
+
 def output_shape_would_grow(a2):
     t = np.ones(3)
     t += a2           # NumPy: non-broadcastable output operand (2, 3)
@@ -493,12 +499,16 @@ def test_augmented_assignment_matches_numpy(fn, args):
 def test_static_augmented_assignment_is_not_rewritten():
     text = jit_ps(static_static_stays_python, static_argnames=("n",)).generated_source
     assert "k += n" in text and "lst += [x * 2.0]" not in text   # lst holds a traced x
+    # a traced target with a static value keeps the statement: Value's own `__iadd__`
+    assert "t += 0.5" in jit_ps(traced_int_target_plus_static_float).generated_source
     assert "psc.augassign(t, x, 'mul')" in jit_ps(times_equal_traced_scalar).generated_source
 
 
 @pytest.mark.parametrize("fn, arg, numpy_error, error, words", [
     (int_target_plus_float, 0.5, TypeError, "PSCTypeError", ("same_kind", "int64")),
     (int_target_true_divide, 2, TypeError, "PSCTypeError", ("same_kind", "divide")),
+    (traced_int_target_plus_static_float, M, TypeError, "PSCTypeError",
+     ("same_kind", "int64")),
     (output_shape_would_grow, np.ones((2, 3)), ValueError, "PSCShapeError",
      ("non-broadcastable", "(3,)", "(2, 3)")),
 ], ids=lambda v: getattr(v, "__name__", ""))

@@ -2,9 +2,10 @@
 
 NumPy's ``t *= x`` writes into ``t`` (keeping its dtype and shape, refusing a result that
 ``same_kind`` casting cannot store); a traced array cannot be written into, and NumPy
-cannot write a traced value into a NumPy array.  So the variable is rebound to what
-`runtime.augassign` computes with NumPy's in-place rules.  When both sides are static the
-statement stays Python as written.
+cannot write a traced value into a NumPy array.  So when the value is traced, the variable
+is rebound to what `runtime.augassign` computes with NumPy's in-place rules.  When the
+value is static the statement stays as written: a traced target's own in-place operators
+(`Value.__iadd__`, ...) follow the same rules, and a static one is Python's.
 
 >>> print(demo(AugmentedAssignment, '''
 ... def f(x, n):
@@ -18,7 +19,7 @@ def f(x, n):
     t = np.ones(3)
     t = psc.augassign(t, x, 'mul')
     n += 1
-    t = psc.augassign(t, n, 'sub')
+    t -= n
     return t
 """
 from __future__ import annotations
@@ -38,7 +39,7 @@ def _static(node) -> bool:
 
 
 class AugmentedAssignment(Rule):
-    """``t op= v`` -> ``t = psc.augassign(t, v, 'op')`` unless both are static."""
+    """``t op= v`` -> ``t = psc.augassign(t, v, 'op')`` unless ``v`` is static."""
 
     rewrites = frozenset({gast.AugAssign})
 
@@ -46,7 +47,7 @@ class AugmentedAssignment(Rule):
         target = node.target
         if not isinstance(target, gast.Name):   # elements: SubscriptAssignment's
             return node
-        if _static(target) and _static(node.value):
+        if _static(node.value):
             return node
         call = gast.Call(self.runtime("augassign"),
                          [load(target.id), node.value,

@@ -14,7 +14,7 @@ def build_halve_until_small(b, x):  # while_loop.py:6
 
     def while_body_L8(steps, x):  # while_loop.py:8
         x = x * 0.5  # while_loop.py:9
-        steps = psc.augassign(steps, 1, 'add')  # while_loop.py:10
+        steps += 1  # while_loop.py:10
         return (steps, x)  # while_loop.py:10
     steps, x = psc.while_stmt(while_test_L8, while_body_L8, (steps, x), ('steps', 'x'))  # while_loop.py:8
     return (x, steps)  # while_loop.py:11
