@@ -197,6 +197,7 @@ class Var:
     fresh: bool = False  # an array this function created: in-place operators allowed
     arg: bool = False
     counter: bool = False   # a while loop's trip counter: never assigned but by += 1
+    alias: bool = False     # may be an argument (PSC refuses ``+=`` on one, README)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -206,6 +207,7 @@ class Ctx:
     staged: bool = False          # inside a traced if or a loop body: types are carried
     force_ufunc: bool = False     # family (d): assignments here call a binary ufunc
     loop_index: str | None = None
+    container_loop: bool = False  # the innermost loop is over a list/tuple (unrolled)
 
 
 # --- the generator ---------------------------------------------------------------------------
@@ -288,7 +290,10 @@ class ProgramGenerator:
         if kind == 3:
             return f"{self.ch.choice(UNARY)}({sub()})"
         if kind == 4:
-            return f"{self.ch.choice(BINARY_UFUNCS)}({sub()}, {sub()})"
+            ufuncs = BINARY_UFUNCS
+            if ctx.staged and not self.enabled(UFUNC_STAGED):
+                ufuncs = tuple(u for u in ufuncs if u != "np.add")   # the known refusal
+            return f"{self.ch.choice(ufuncs)}({sub()}, {sub()})"
         if kind == 5:
             return f"({sub()} / (np.abs({sub()}) + 1.0))"
         if kind == 6:
@@ -390,7 +395,7 @@ class ProgramGenerator:
             kinds += ["if", "for_range", "while", "for_container"]
             if self.enabled(INPLACE):
                 kinds.append("inplace_static")
-        if ctx.in_loop:
+        if ctx.in_loop and (self.enabled(EXITS) or not ctx.container_loop):
             kinds += ["exit", "exit"]
         if ctx.depth < 2 and self.enabled(EARLY_RETURN) and self.ch.chance(0.1):
             kinds.append("return_if")
@@ -423,7 +428,7 @@ class ProgramGenerator:
     def inplace_targets(self, scope):
         """Variables an augmented assignment may touch: arrays this function created, and
         numbers (which are rebound)."""
-        return [n for n, v in scope.items() if not v.counter and (
+        return [n for n, v in scope.items() if not v.counter and not v.alias and (
             v.fresh or (not v.arg and not isinstance(v.value, np.ndarray)))]
 
     def stmt_augassign(self, scope, ctx):
@@ -435,6 +440,8 @@ class ProgramGenerator:
 
     def augmented(self, scope, ctx, name, tries=6):
         want = type_of(scope[name].value)
+        if isinstance(scope[name].value, np.ndarray) and not self.enabled(INPLACE):
+            return [], False
         for _ in range(tries):
             op = self.ch.choice(("*=", "+=", "-="))
             text, _ = self.expr(scope, ctx)
@@ -446,7 +453,7 @@ class ProgramGenerator:
             if usable(value) and (not ctx.staged or type_of(value) == want):
                 if isinstance(scope[name].value, np.ndarray) and self.enabled(INPLACE):
                     self.families.add(INPLACE)
-                scope[name] = Var(dummy(value), fresh=scope[name].fresh)
+                scope[name] = dataclasses.replace(scope[name], value=dummy(value))
                 return [stmt], False
         return [], False
 
@@ -479,10 +486,26 @@ class ProgramGenerator:
                                 "np.ones(3, dtype=np.float32)", "np.ones(3, dtype=np.int64)"))
         scope[name] = Var(dummy(evaluate(maker, {})), fresh=True)
         lines = [f"{name} = {maker}"]
+        self.families.add(INPLACE)
+        if ctx.depth == 0 and self.ch.chance(0.15):
+            failing = self.failing_augmented(scope, ctx, name)
+            if failing:
+                return lines + [failing], True
         for _ in range(self.ch.integer(1, 2)):
             lines += self.augmented(scope, ctx, name)[0]
-        self.families.add(INPLACE)
         return lines, False
+
+    def failing_augmented(self, scope, ctx, name):
+        """An in-place operator NumPy refuses (a cast it may not do, or a result that does
+        not fit the target's shape): PSC must raise too.  The function ends there."""
+        for _ in range(8):
+            text, _ = self.expr(scope, ctx)
+            stmt = f"{name} {self.ch.choice(('*=', '+=', '-='))} {text}"
+            try:
+                execute(stmt, scope, name)
+            except (TypeError, ValueError):
+                return stmt
+        return None
 
     def stmt_if(self, scope, ctx, force_ufunc=False, require_new=False):
         """A traced if/elif/else; every branch assigns the same targets with one type."""
@@ -527,21 +550,26 @@ class ProgramGenerator:
         for name, var in scope.items():
             if name in inner and not inner[name].fresh:
                 var.fresh = False
+            if name in inner and inner[name].alias:
+                var.alias = True
 
     def bind(self, scope, name, text, value=None):
         """``name = text``; a bare name makes both variables aliases (never in place)."""
+        alias = False
         if text.isidentifier() and text in scope:
             scope[text].fresh = False
+            alias = scope[text].arg or scope[text].alias
         old = scope.get(name)
         if value is None:
             value = scope[name].value
-        scope[name] = Var(value, fresh=False, arg=bool(old and old.arg))
+        scope[name] = Var(value, fresh=False, arg=bool(old and old.arg),
+                          alias=alias or bool(old and old.alias))
         return f"{name} = {text}"
 
     def stmt_for_range(self, scope, ctx):
         index = self.fresh_name("i")
         inner = dataclasses.replace(ctx, depth=ctx.depth + 1, staged=True, in_loop=True,
-                                    loop_index=index)
+                                    loop_index=index, container_loop=False)
         body_scope = dict(scope)
         body_scope[index] = Var(0)
         before_body = dict(body_scope)
@@ -566,14 +594,15 @@ class ProgramGenerator:
 
     def stmt_while(self, scope, ctx):
         counter = self.fresh_name("w")
-        inner = dataclasses.replace(ctx, depth=ctx.depth + 1, staged=True, in_loop=True)
+        inner = dataclasses.replace(ctx, depth=ctx.depth + 1, staged=True, in_loop=True,
+                                    container_loop=False)
         scope[counter] = Var(0, counter=True)
         body_scope = dict(scope)
         before_body = dict(body_scope)
         body, _ = self.block(body_scope, inner, self.ch.integer(1, 3))
         self.carry_updates(scope, before_body, inner, body)
         self.merge_fresh(scope, body_scope)
-        test = f"{counter} < {self.ch.integer(1, 4)} and {self.condition(scope, ctx)}"
+        test = f"{counter} < {self.ch.integer(1, 4)} and ({self.condition(scope, ctx)})"
         return ([f"{counter} = 0", f"while {test}:"]
                 + indent([f"{counter} += 1"] + [b for b in body if b != "pass"])), False
 
@@ -608,10 +637,11 @@ class ProgramGenerator:
         """(a): a loop over a list/tuple/enumerate/zip, often with a traced exit, which is
         the body's last statement about half of the time."""
         header, loop_vars = self.iterable(scope)
-        inner = dataclasses.replace(ctx, depth=ctx.depth + 1, staged=True, in_loop=True)
+        inner = dataclasses.replace(ctx, depth=ctx.depth + 1, staged=True, in_loop=True,
+                                    container_loop=True)
         body_scope = dict(scope)
         for name, value in loop_vars.items():
-            body_scope[name] = Var(value)
+            body_scope[name] = Var(value, alias=isinstance(value, np.ndarray))
         before_body = dict(body_scope)
         body, exits = self.block(body_scope, inner, self.ch.integer(0, 2))
         self.carry_updates(scope, before_body, inner, body)
@@ -642,7 +672,9 @@ class ProgramGenerator:
         return lines
 
     def stmt_exit(self, scope, ctx):
-        kind = self.ch.choice(("break", "continue", "return"))
+        kinds = ("break", "continue", "return") if self.enabled(EARLY_RETURN) else (
+            "break", "continue")
+        kind = self.ch.choice(kinds)
         line = kind if kind != "return" else self.return_stmt(scope, ctx)
         return [f"if {self.condition(scope, ctx)}:"] + indent([line]), False
 

@@ -37,7 +37,7 @@ except ImportError:                    # python -m tests.fuzz
 # exact; transcendental functions differ from NumPy's by a few ulps (XLA's float32 ones
 # by more).
 TOLERANCES = {"float64": (1e-9, 1e-12), "float32": (1e-4, 1e-5)}
-TIMEOUT_S = 60
+TIMEOUT_S = 20
 
 # Documented limitations the generator can still reach, as (exception class name,
 # message pattern).  Each entry must name the README sentence it stands for.  Keep it
