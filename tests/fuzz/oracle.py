@@ -177,33 +177,41 @@ def check(program: Program):
             raise FuzzFailure("psc-refused " + message_class(e), repr(e), program) from e
         return
     for call in program.calls:
-        expected = run_python(fn, [a.make() for a in call])
-        actual = run_psc(compiled, [a.make() for a in call])
-        if isinstance(expected.error, _Timeout):
-            raise FuzzFailure("generator-bug python-timeout", "plain Python did not end",
-                              program)
-        if expected.error is not None:
-            if actual.error is None:
-                raise FuzzFailure("python-raised-psc-did-not "
-                                  + type(expected.error).__name__,
-                                  repr(expected.error), program)
-            if not (isinstance(actual.error, PSCError)
-                    or type(actual.error) is type(expected.error)):
-                raise FuzzFailure("different-exception " + message_class(actual.error),
-                                  f"python: {expected.error!r}; psc: {actual.error!r}",
-                                  program) from actual.error
-            continue
-        if actual.error is not None:
-            if whitelisted(actual.error):
-                return
-            kind = "psc-raised " if isinstance(actual.error, PSCError) else "psc-crashed "
-            raise FuzzFailure(kind + message_class(actual.error),
-                              str(actual.error), program) from actual.error
         try:
-            compare(actual.value, expected.value)
-        except AssertionError as e:
-            raise FuzzFailure("mismatch " + _mismatch_kind(actual.value, expected.value),
-                              str(e), program) from None
+            _check_call(program, fn, compiled, call)
+        except FuzzFailure as failure:
+            if not any(a.kind == "array" and not np.dtype(a.dtype).isnative for a in call):
+                raise
+            raise FuzzFailure(failure.kind + " [non-native byte order]", failure.detail,
+                              program) from failure.__cause__
+
+
+def _check_call(program, fn, compiled, call):
+    expected = run_python(fn, [a.make() for a in call])
+    actual = run_psc(compiled, [a.make() for a in call])
+    if isinstance(expected.error, _Timeout):
+        raise FuzzFailure("generator-bug python-timeout", "plain Python did not end", program)
+    if expected.error is not None:
+        if actual.error is None:
+            raise FuzzFailure("python-raised-psc-did-not " + type(expected.error).__name__,
+                              repr(expected.error), program)
+        if not (isinstance(actual.error, PSCError)
+                or type(actual.error) is type(expected.error)):
+            raise FuzzFailure("different-exception " + message_class(actual.error),
+                              f"python: {expected.error!r}; psc: {actual.error!r}",
+                              program) from actual.error
+        return
+    if actual.error is not None:
+        if whitelisted(actual.error):
+            return
+        kind = "psc-raised " if isinstance(actual.error, PSCError) else "psc-crashed "
+        raise FuzzFailure(kind + message_class(actual.error), str(actual.error),
+                          program) from actual.error
+    try:
+        compare(actual.value, expected.value)
+    except AssertionError as e:
+        raise FuzzFailure("mismatch " + _mismatch_kind(actual.value, expected.value),
+                          str(e), program) from None
 
 
 def _mismatch_kind(actual, expected) -> str:
@@ -221,7 +229,7 @@ def _mismatch_kind(actual, expected) -> str:
     if a.shape != e.shape:
         return "shape"
     if a.dtype != e.dtype.newbyteorder("="):
-        return "dtype"
+        return f"dtype {a.dtype} for {e.dtype.newbyteorder('=')}"
     try:
         compare(a, e)
     except AssertionError:
