@@ -23,7 +23,7 @@ from fuzz import FAMILIES, RandomChooser, generate, programs
 from fuzz.__main__ import campaign
 from fuzz.oracle import check
 
-EXAMPLES = int(os.environ.get("PSC_FUZZ_EXAMPLES", "50"))
+EXAMPLES = int(os.environ.get("PSC_FUZZ_EXAMPLES", "40"))
 
 
 def fuzz_settings():

@@ -365,8 +365,9 @@ class ProgramGenerator:
         def one():
             names = list(scope)
             operand = self.ch.choice(names) if names else "1.0"
-            if self.ch.chance(0.4):
-                operand, _ = self.expr(scope, Ctx(), depth=1)
+            if self.ch.chance(0.4):   # (a test inside a staged construct is staged too)
+                operand, _ = self.expr(scope, Ctx(staged=ctx.staged or ctx.depth > 0),
+                                       depth=1)
             if np.ndim(evaluate(operand, scope)) > 0 or self.ch.chance(0.3):
                 operand = f"np.{self.ch.choice(('sum', 'max', 'min', 'mean'))}({operand})"
             return f"{operand} {self.ch.choice(('>', '<'))} {self.threshold()}"
@@ -525,7 +526,7 @@ class ProgramGenerator:
         heads = ([f"if {self.condition(scope, ctx)}:"]
                  + [f"elif {self.condition(scope, ctx)}:" for _ in range(n_tests - 1)]
                  + (["else:"] if has_else else []))
-        lines, new_value = [], None
+        lines, new_value, new_alias = [], None, False
         for head in heads:
             branch_scope = dict(scope)
             body, _ = self.block(branch_scope, inner, self.ch.integer(0, 1))
@@ -537,11 +538,12 @@ class ProgramGenerator:
                 text, value = self.expr(branch_scope, inner, want=want)
                 new_value = value if new_value is None else new_value
                 body.append(self.bind(branch_scope, new, text, value))
+                new_alias = new_alias or branch_scope[new].alias
             self.merge_fresh(scope, branch_scope)
             lines.append(head)
             lines += indent(body or ["pass"])
         if new is not None:
-            scope[new] = Var(new_value)
+            scope[new] = Var(new_value, alias=new_alias)
         return lines, False
 
     @staticmethod
