@@ -48,8 +48,8 @@ def runtime_error(name: str, err: Exception) -> PSCError:
     if _out_of_memory(err):
         return PSCResourceError(
             f"{name}: XLA ran out of memory running the program: {err}",
-            hint="smaller arrays (or batches of them) may fit; f.compile(...)"
-                 ".cost_analysis() shows what the program touches")
+            hint="smaller arrays (or batches of them) may fit; f.compile(...).run_bytes() "
+                 "is what a run allocates")
     return XLARuntimeError(f"{name}: XLA failed running the program: {err}")
 
 
@@ -121,6 +121,14 @@ class Executable:
     def as_hlo_text(self) -> str:
         """The optimized HLO XLA compiled (after fusion)."""
         return "\n\n".join(m.to_string() for m in self.loaded.hlo_modules())
+
+    def run_bytes(self) -> int:
+        """The memory a run allocates: outputs and temporaries, as XLA planned them."""
+        try:
+            stats = self.loaded.get_compiled_memory_stats()
+        except Exception:   # a backend without statistics: assume the worst
+            return 1 << 62
+        return stats.output_size_in_bytes + stats.temp_size_in_bytes
 
     def cost_analysis(self) -> dict:
         return dict(self.loaded.cost_analysis())

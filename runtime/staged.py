@@ -79,11 +79,22 @@ class _FastPathData(NamedTuple):
     const_args: Sequence[Any]
 
 
+# A program whose outputs and temporaries take this much memory is run on the Python path
+# and waited for: an allocation XLA cannot make surfaces only when the results are read,
+# and reading such a result aborts the process in jaxlib's C++ (``Check failed:
+# buffer_.IsConcrete()``), where waiting raises a catchable RESOURCE_EXHAUSTED.  Below it,
+# the C++ fast path (asynchronous) is kept: its dispatch cost matters, an allocation that
+# small failing does not happen in practice, and touching 64 MB takes far longer than
+# the Python path costs.
+CHECKED_RUN_BYTES = 64 << 20
+
+
 class _Compiled(NamedTuple):
     executable: Executable
     out_treedef: Any
     const_buffers: list   # device arrays of the large constants, the leading parameters
     has_loop: bool        # calls wait for it interruptibly (see runtime.interrupt)
+    checked_run: bool     # needs CHECKED_RUN_BYTES or more: run and wait on the Python path
 
 
 class _Failure(NamedTuple):
@@ -165,8 +176,8 @@ class StagedFunction:
             if err.location is None:   # an error in the call itself: point at the call
                 err.location = caller_location()
             raise
-        except _jax.JaxRuntimeError as err:   # raised by the C++ side, e.g. out of memory
-            raise runtime_error(self.name, err) from None
+        except _jax.JaxRuntimeError as err:   # XLA failed running it, e.g. out of memory
+            raise runtime_error(self.name, err).with_location(caller_location()) from None
 
     def _dispatch(self, args, kwargs):
         if not _plain_arguments(args, kwargs) and not self._cpp_can_take(args, kwargs):
@@ -239,12 +250,15 @@ class StagedFunction:
             outputs = run_interruptibly(executable.execute, buffers)
         else:
             outputs = executable.execute(buffers)
+            if compiled.checked_run:
+                for output in outputs:
+                    output.block_until_ready()   # raises RESOURCE_EXHAUSTED, see above
         return compiled.out_treedef.unflatten(outputs), compiled, leaves
 
     def _fast_path_data(self, compiled: _Compiled, args, kwargs, leaves):
         """Fast-path data, or None where the C++ side would pass leaves in another order
         than our parameters (keyword arguments, defaults) or would squash 64-bit types."""
-        if not self._fast_path or not _X64.value:
+        if not self._fast_path or not _X64.value or compiled.checked_run:
             return None
         _, cpp_leaves = _jax.jax_jit.parse_arguments(
             args, tuple(kwargs.values()), tuple(kwargs), self.static_argnums,
@@ -329,7 +343,8 @@ class StagedFunction:
         constants = _hoist_large_constants(computation)
         executable = compile(computation, self.platform)
         const_buffers = [device_put(c, c.shape, c.dtype, executable.device) for c in constants]
-        return _Compiled(executable, out_treedef, const_buffers, has_loop(computation.region))
+        return _Compiled(executable, out_treedef, const_buffers, has_loop(computation.region),
+                         executable.run_bytes() >= CHECKED_RUN_BYTES)
 
     # --- inspection -----------------------------------------------------------------------
 
