@@ -373,18 +373,26 @@ class StagedFunction:
         self._cpp_calls = self._cpp_misses = 0
 
 
-def _plain_arguments(args, kwargs) -> bool:
+def _plain_arguments(args, kwargs=None) -> bool:
     """A quick check, made on every call: all arguments are plain leaves the C++ dispatcher
-    handles as we do.  False means: look closer (`StagedFunction._cpp_can_take`)."""
+    handles as we do, or lists, tuples and dicts of them.  False means: look closer
+    (`StagedFunction._cpp_can_take`)."""
     for arg in args:
         kind = type(arg)
         if kind is np.ndarray:
             if not arg.dtype.isnative:
                 return False
         elif kind not in _PLAIN_TYPES:
-            return False
+            if kind is tuple or kind is list:
+                if not _plain_arguments(arg):
+                    return False
+            elif kind is dict:
+                if not _plain_arguments(arg.values()):
+                    return False
+            else:
+                return False
     if kwargs:
-        return _plain_arguments(tuple(kwargs.values()), None)
+        return _plain_arguments(kwargs.values())
     return True
 
 
