@@ -257,7 +257,8 @@ class StagedFunction:
 
     def _fast_path_data(self, compiled: _Compiled, args, kwargs, leaves):
         """Fast-path data, or None where the C++ side would pass leaves in another order
-        than our parameters (keyword arguments, defaults) or would squash 64-bit types."""
+        than our parameters (keyword arguments, defaults), would squash 64-bit types, or
+        must not run the program without waiting for it (`CHECKED_RUN_BYTES`)."""
         if not self._fast_path or not _X64.value or compiled.checked_run:
             return None
         _, cpp_leaves = _jax.jax_jit.parse_arguments(
