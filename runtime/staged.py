@@ -362,8 +362,10 @@ class StagedFunction:
     def cache_info(self) -> CacheInfo:
         """The signature cache's counters.  ``misses`` counts builds (compilations, and
         builds that failed: a failure is cached too); ``hits`` counts calls served by a
-        cached executable, by the C++ dispatcher or ours, and ``lower``/``compile`` lookups
-        that found one."""
+        cached executable, by the C++ dispatcher or ours, ``lower``/``compile`` lookups
+        that found one, and calls answered by a cached failure.  The C++ side's hits are
+        its completed calls less those it handed to `_cache_miss` (one counter increment
+        per call: it keeps no count itself)."""
         info = self._cache.info()
         cpp_hits = self._cpp_calls - self._cpp_misses
         return CacheInfo(info.hits + cpp_hits, info.misses, info.size, info.maxsize)
@@ -384,11 +386,11 @@ def _plain_arguments(args, kwargs=None) -> bool:
             if not arg.dtype.isnative:
                 return False
         elif kind not in _PLAIN_TYPES:
-            if kind is tuple or kind is list:
-                if not _plain_arguments(arg):
-                    return False
-            elif kind is dict:
+            if kind is dict:
                 if not _plain_arguments(arg.values()):
+                    return False
+            elif isinstance(arg, (tuple, list)):   # named tuples too
+                if not _plain_arguments(arg):
                     return False
             else:
                 return False

@@ -97,6 +97,30 @@ def test_non_native_leaves_inside_pytrees(native_first):
             assert_same(f(p), total(p))
 
 
+Pair = collections.namedtuple("Pair", "a b")
+
+
+def pair_and_list(p, xs):
+    return p.a * 2 + p.b - xs[0] * xs[1]
+
+
+@pytest.mark.parametrize("native_first", [True, False])
+def test_non_native_leaves_inside_named_tuples_and_lists(native_first):
+    f = jit_ps(pair_and_list)
+    big = ">i4" if sys.byteorder == "little" else "<i4"
+    x = np.arange(4, dtype=np.int32)
+    native = (Pair(x, x + 1), [x * 2, x - 7])
+    mixed = (Pair(x.astype(big), x + 1), [x * 2, (x - 7).astype(big)])
+    calls = [native, mixed] if native_first else [mixed, native]
+    for _ in range(3):
+        for args in calls:
+            assert_same(f(*args), pair_and_list(*args))
+    masked = np.ma.masked_array(x, mask=[0, 1, 0, 0])
+    with pytest.raises(PSCTypeError) as info:
+        f(Pair(x, masked), [x, x])
+    assert "argument 'p'.b" in info.value.message
+
+
 def test_non_native_scalar_array_and_keyword_argument():
     f = jit_ps(affine)
     big = ">i8" if sys.byteorder == "little" else "<i8"
@@ -123,6 +147,9 @@ def test_non_native_lower_and_compile_share_the_native_signature():
     assert f.lower(x.astype(big)) == f.lower(x)
     assert f.compile(x.astype(big)) is f.compile(x)
     assert f.cache_info().misses == 1
+    # The executable itself takes the big-endian array too, converting its values.
+    (result,) = f.compile(x)(x.astype(big) + 2)
+    assert_same(result, affine(x.astype(big) + 2))
 
 
 # --- 3: static arguments keyed by type ----------------------------------------------------
