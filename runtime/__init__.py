@@ -7,10 +7,11 @@ from . import reference
 from .autodiff import grad, hessian, jacfwd, jacrev, jvp, value_and_grad, vjp
 from .builder import Builder
 from .cache import CacheInfo, LRUCache
-from .client import Executable, XLACompileError, compile, get_client
+from .client import Executable, XLACompileError, XLARuntimeError, compile, get_client
 from .control_flow import (UNDEFINED, and_, for_stmt, if_stmt, ifexp, not_, or_, range_,
                            while_stmt)
-from .errors import (PSCError, PSCNameError, PSCShapeError, PSCSyntaxError,
+from .errors import (PSCError, PSCNameError, PSCOverflowError, PSCResourceError,
+                     PSCShapeError, PSCSyntaxError,
                      PSCTracedValueError, PSCTypeError, PSCUnsupportedCallError,
                      PSCValueError, SourceLocation)
 from .inplace import augassign, inplace_fill, inplace_sort
@@ -33,5 +34,5 @@ __all__ = [
     "getitem", "setitem", "static_range", "switch", "transpiled", "while_loop", "UNDEFINED", "and_",
     "for_stmt", "if_stmt", "ifexp", "not_", "or_", "range_", "while_stmt", "grad",
     "hessian", "jacfwd", "jacrev", "jvp", "value_and_grad", "vjp", "augassign",
-    "inplace_fill", "inplace_sort",
+    "inplace_fill", "inplace_sort", "PSCOverflowError", "PSCResourceError", "XLARuntimeError",
 ]

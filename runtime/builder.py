@@ -185,6 +185,8 @@ class Builder:
         try:
             array = np.asarray(value, dtype=dtype)
             dtypes.canonical(array.dtype)
+        except PSCError:   # e.g. a traced Value inside a list: already says what is wrong
+            raise
         except (TypeError, ValueError, OverflowError) as err:
             raise self.error(PSCTypeError, f"cannot make a constant of {value!r}: {err}")
         if weak and array.dtype == np.int64 and value != array:

@@ -16,7 +16,7 @@ from jax.extend import backend as jax_backend
 from jax.sharding import SingleDeviceSharding
 from jaxlib import _jax
 
-from .errors import PSCError, PSCShapeError, PSCTypeError
+from .errors import PSCError, PSCResourceError, PSCShapeError, PSCTypeError
 from .ir import Computation
 
 
@@ -26,10 +26,31 @@ def get_client(platform: str | None = None):
     return jax_backend.get_backend(platform)
 
 
-class XLACompileError(PSCError):
+class XLACompileError(PSCError, RuntimeError):
     """XLA rejected a program the builder accepted: a bug in this project, not the user's."""
 
     kind = "internal compiler error"
+
+
+class XLARuntimeError(PSCError, RuntimeError):
+    """XLA failed while running a program (other than by running out of memory)."""
+
+    kind = "runtime error"
+
+
+def _out_of_memory(err: Exception) -> bool:
+    return "RESOURCE_EXHAUSTED" in str(err)
+
+
+def runtime_error(name: str, err: Exception) -> PSCError:
+    """The `PSCError` for a ``JaxRuntimeError`` raised running (or moving data for) the
+    program of function ``name``."""
+    if _out_of_memory(err):
+        return PSCResourceError(
+            f"{name}: XLA ran out of memory running the program: {err}",
+            hint="smaller arrays (or batches of them) may fit; f.compile(...).run_bytes() "
+                 "is what a run allocates")
+    return XLARuntimeError(f"{name}: XLA failed running the program: {err}")
 
 
 @functools.lru_cache(maxsize=None)
@@ -88,7 +109,7 @@ class Executable:
             raise PSCShapeError(f"argument {i} has shape {arg_shape}, but the computation "
                                 f"was built for {shape}")
         arg_dtype = getattr(arg, "dtype", None)
-        if arg_dtype is not None and np.dtype(arg_dtype) != dtype:
+        if arg_dtype is not None and np.dtype(arg_dtype).newbyteorder("=") != dtype:
             raise PSCTypeError(f"argument {i} has dtype {arg_dtype}, but the computation "
                                f"was built for {dtype}")
         return device_put(arg, shape, dtype, self.device)
@@ -100,6 +121,14 @@ class Executable:
     def as_hlo_text(self) -> str:
         """The optimized HLO XLA compiled (after fusion)."""
         return "\n\n".join(m.to_string() for m in self.loaded.hlo_modules())
+
+    def run_bytes(self) -> int:
+        """The memory a run allocates: outputs and temporaries, as XLA planned them."""
+        try:
+            stats = self.loaded.get_compiled_memory_stats()
+        except Exception:   # a backend without statistics: assume the worst
+            return 1 << 62
+        return stats.output_size_in_bytes + stats.temp_size_in_bytes
 
     def cost_analysis(self) -> dict:
         return dict(self.loaded.cost_analysis())
@@ -117,6 +146,9 @@ def compile(computation: Computation, platform: str | None = None) -> Executable
         loaded = client.compile_and_load(text, _jax.DeviceList((device,)),
                                          _jax.CompileOptions())
     except _jax.JaxRuntimeError as err:
+        if _out_of_memory(err):
+            raise PSCResourceError(f"{computation.name}: XLA ran out of memory compiling "
+                                   f"the program: {err}") from None
         raise XLACompileError(
             f"XLA rejected the program built for {computation.name}: {err}",
             hint="this is a bug in psc-transpiler; please report it with the StableHLO "

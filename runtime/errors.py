@@ -10,6 +10,11 @@ the offending source line with a caret under the column, the way a compiler woul
 
 The source line is read lazily (``linecache``) so that errors raised while building a
 computation from a file on disk still show it, while tests can pass it in directly.
+
+Each subclass also derives from the built-in exception Python or NumPy raises for the same
+mistake (`PSCTypeError` is a ``TypeError``, `PSCShapeError` a ``ValueError``...), so code
+written against plain NumPy (``except TypeError:``) still catches it.  `PSCError` comes first
+in each class's bases: its ``__str__`` (the formatted message) and ``__init__`` win.
 """
 from __future__ import annotations
 
@@ -54,6 +59,10 @@ class PSCError(Exception):
             self.location = location
         return self
 
+    def __reduce__(self):
+        # Rebuilt from all three fields (BaseException's default passes only ``args``).
+        return (type(self), (self.message, self.location, self.hint), self.__dict__)
+
     def __str__(self) -> str:
         parts = []
         if self.location is not None:
@@ -72,43 +81,87 @@ class PSCError(Exception):
         return "\n".join(parts)
 
 
-class PSCShapeError(PSCError):
+class PSCShapeError(PSCError, ValueError):
     """Operand shapes that do not fit the operation (broadcasting, dot, reshape...)."""
 
     kind = "shape error"
 
 
-class PSCTypeError(PSCError):
-    """Operand dtypes or Python types that do not fit the operation."""
+class PSCTypeError(PSCError, TypeError):
+    """Operand dtypes or Python types that do not fit the operation, and calls with
+    missing or unexpected arguments."""
 
     kind = "type error"
 
 
-class PSCValueError(PSCError):
+class PSCValueError(PSCError, ValueError):
     """An argument whose value is out of range for the operation (an axis, a size...)."""
 
     kind = "value error"
 
 
-class PSCSyntaxError(PSCError):
-    """Python syntax outside the PSC subset (generators, ``try``, ``global``...)."""
+class PSCOverflowError(PSCError, OverflowError):
+    """A Python integer too large for the dtype it must take (NumPy 2 raises
+    ``OverflowError`` for the same)."""
+
+    kind = "overflow error"
+
+
+class PSCSyntaxError(PSCError, SyntaxError):
+    """Python syntax outside the PSC subset (generators, ``try``, ``global``...).
+
+    Python prints a ``SyntaxError`` from its ``filename``/``lineno``/``offset``/``text``/
+    ``msg`` attributes rather than from ``str()``; they are read off the location, so the
+    traceback shows the user's line and the message with its hint.
+    """
 
     kind = "unsupported syntax"
 
+    @property
+    def msg(self):
+        return self.message + (f"\nhint: {self.hint}" if self.hint else "")
 
-class PSCNameError(PSCError):
+    @property
+    def filename(self):
+        return self.location.file if self.location is not None else None
+
+    @property
+    def lineno(self):
+        return self.location.line if self.location is not None else None
+
+    @property
+    def offset(self):
+        return self.location.col + 1 if self.location is not None else None
+
+    @property
+    def text(self):
+        return self.location.text() if self.location is not None else None
+
+    end_lineno = end_offset = None
+    print_file_and_line = None
+
+
+class PSCNameError(PSCError, NameError):
     """A name that cannot be resolved, or a variable undefined on some path."""
 
     kind = "name error"
 
 
-class PSCUnsupportedCallError(PSCError):
-    """A call to something that is neither a registered primitive nor transpilable source."""
+class PSCUnsupportedCallError(PSCError, NotImplementedError):
+    """A call to something that is neither a registered primitive nor transpilable source
+    (NumPy functions without a rule: not implemented here, as in ``jax.numpy``)."""
 
     kind = "unsupported call"
 
 
-class PSCTracedValueError(PSCError):
-    """A traced (run-time) value used where a static (build-time) one is required."""
+class PSCTracedValueError(PSCError, TypeError):
+    """A traced (run-time) value used where a static (build-time) one is required (a
+    ``TypeError``, as JAX's concretization errors are)."""
 
     kind = "traced value error"
+
+
+class PSCResourceError(PSCError, MemoryError):
+    """XLA ran out of memory (or another resource) compiling or running a program."""
+
+    kind = "out of memory"

@@ -18,10 +18,21 @@ thread waits in a way Ctrl-C can interrupt (`runtime.interrupt`).
 The C++ dispatcher squashes 64-bit inputs to 32 bits unless x64 is on, so each call turns
 x64 on *for the calling thread only* while it runs (``enable_x64.swap_local``); JAX's global
 flag is never changed and float64 stays float64.
+
+The C++ side keys a NumPy array by its element type only: it would run a big-endian array's
+bytes, or a masked array's data without its mask, with the executable compiled for a plain
+array.  So calls whose arguments are anything but plain arrays and scalars are checked
+first (`_plain_arguments`), and those with such leaves take the Python path, where
+`runtime.signature` converts or refuses them.  It compares static arguments by type and
+``==``, which tells ``1`` from ``1.0`` but not ``(1, 2)`` from ``(1.0, 2)``: static tuples
+travel to it wrapped in `_TypedStatic`, equal only when `static_key` is.
 """
 from __future__ import annotations
 
 import inspect
+import os
+import sys
+import traceback
 from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
@@ -31,16 +42,26 @@ from jaxlib import _jax
 
 from .builder import LARGE_CONSTANT_BYTES, Builder
 from .cache import CacheInfo, LRUCache
-from .client import Executable, compile, device_put, get_client
+from .client import Executable, compile, device_put, get_client, runtime_error
 from .context import building
-from .errors import PSCTypeError, PSCValueError
+from .dtypes import SUPPORTED_DTYPES
+from .errors import (PSCError, PSCResourceError, PSCTypeError, PSCValueError,
+                     SourceLocation)
 from .interrupt import has_loop, run_interruptibly
 from .ir import Value
-from .signature import Signature, signature_of
+from .signature import Signature, signature_of, static_key
 
 _X64 = jax_config.enable_x64
 _swap_x64, _restore_x64 = _X64.swap_local, _X64.set_local   # bound once: on the hot path
 _REGISTRY = jax_tree_util.dispatch_registry   # the flattening the C++ dispatcher uses
+_parse_arguments = _jax.jax_jit.parse_arguments
+
+# Leaf types the C++ dispatcher handles exactly as our signatures do (NumPy arrays need a
+# look at their byte order; an out-of-range Python int falls back to `_cache_miss`).
+# str and None are no arrays to the C++ side either (as static arguments they are fine).
+_PLAIN_TYPES = frozenset({_jax.ArrayImpl, bool, int, float, complex, str, type(None)} |
+                         {dtype.type for dtype in SUPPORTED_DTYPES})
+_CONTAINERS = (tuple, frozenset)   # static values whose == ignores their elements' types
 
 
 class _FastPathData(NamedTuple):
@@ -58,11 +79,38 @@ class _FastPathData(NamedTuple):
     const_args: Sequence[Any]
 
 
+# A program whose outputs and temporaries take this much memory is run on the Python path
+# and waited for: an allocation XLA cannot make surfaces only when the results are read,
+# and reading such a result aborts the process in jaxlib's C++ (``Check failed:
+# buffer_.IsConcrete()``), where waiting raises a catchable RESOURCE_EXHAUSTED.  Below it,
+# the C++ fast path (asynchronous) is kept: its dispatch cost matters, an allocation that
+# small failing does not happen in practice, and touching 64 MB takes far longer than
+# the Python path costs.
+CHECKED_RUN_BYTES = 64 << 20
+
+
 class _Compiled(NamedTuple):
     executable: Executable
     out_treedef: Any
     const_buffers: list   # device arrays of the large constants, the leading parameters
     has_loop: bool        # calls wait for it interruptibly (see runtime.interrupt)
+    checked_run: bool     # needs CHECKED_RUN_BYTES or more: run and wait on the Python path
+
+
+class _Failure(NamedTuple):
+    """A signature whose build failed with a `PSCError`: raised again without rebuilding
+    (the build would fail the same way: its inputs are the signature and the source)."""
+
+    error: PSCError
+
+    def raise_again(self):
+        """A fresh copy of the error (the cached one stays as it was), with the build's
+        traceback."""
+        original = self.error
+        fresh = type(original).__new__(type(original))
+        fresh.args = original.args
+        fresh.__dict__.update(original.__dict__)
+        raise fresh.with_traceback(original.__traceback__) from original.__cause__
 
 
 def static_parameters(fn: Callable, static_argnums=(), static_argnames=()):
@@ -108,6 +156,11 @@ class StagedFunction:
         self._cache = LRUCache(maxsize)
         self._fast_path = fast_path
         self._interruptible = False   # set once a signature's program has a loop
+        self._static_slots = bool(self.static_argnums or self.static_argnames)
+        # Calls the C++ dispatcher completed, and those of them it handed to `_cache_miss`:
+        # the difference is its own cache hits (it keeps no count of them).
+        self._cpp_calls = 0
+        self._cpp_misses = 0
         self._cpp = _jax.pjit(self.name, None, self._cache_miss, self.static_argnums,
                               self.static_argnames, (self.name, id(self)), _REGISTRY,
                               self._shard_arg_fallback, _jax.PjitFunctionCache(maxsize))
@@ -115,23 +168,77 @@ class StagedFunction:
     # --- calling --------------------------------------------------------------------------
 
     def __call__(self, *args, **kwargs):
-        if self._interruptible:   # a program with a loop: Ctrl-C must be able to stop it
-            return run_interruptibly(self._dispatch, args, kwargs)
-        return self._dispatch(args, kwargs)
+        try:
+            if self._interruptible:   # a program with a loop: Ctrl-C must be able to stop it
+                return run_interruptibly(self._dispatch, args, kwargs)
+            return self._dispatch(args, kwargs)
+        except PSCError as err:
+            if err.location is None:   # an error in the call itself: point at the call
+                err.location = caller_location()
+            raise
+        except _jax.JaxRuntimeError as err:   # XLA failed running it, e.g. out of memory
+            raise runtime_error(self.name, err).with_location(caller_location()) from None
 
     def _dispatch(self, args, kwargs):
+        if not _plain_arguments(args, kwargs) and not self._cpp_can_take(args, kwargs):
+            return self._run(args, kwargs)[0]
+        if self._static_slots:
+            args, kwargs = self._wrap_statics(args, kwargs)
         previous = _swap_x64(True)
         try:
-            return self._cpp(*args, **kwargs)
-        except ValueError:
+            result = self._cpp(*args, **kwargs)
+        except (ValueError, TypeError) as err:
             # The C++ dispatcher hashes static arguments first; name the culprit instead.
-            if self.static_argnames:
-                self._signature(args, kwargs)
+            if self._static_slots and not isinstance(err, PSCError):
+                self._signature(*_unwrap_statics(args, kwargs))
             raise
         finally:
             _restore_x64(previous)
+        self._cpp_calls += 1
+        return result
+
+    def _cpp_can_take(self, args, kwargs) -> bool:
+        """Whether every traced leaf is one the C++ side handles as we do: not an ndarray
+        subclass, not in a non-native byte order (see the module docstring)."""
+        try:
+            _, leaves = _parse_arguments(args, tuple(kwargs.values()), tuple(kwargs),
+                                         self.static_argnums, self.static_argnames,
+                                         _REGISTRY)
+        except Exception:   # e.g. an unhashable static argument: the Python path names it
+            return False
+        for leaf in leaves:
+            if isinstance(leaf, np.ndarray) and (type(leaf) is not np.ndarray or
+                                                 not leaf.dtype.isnative):
+                return False
+        return True
+
+    def _wrap_statics(self, args, kwargs):
+        """Static tuples and frozensets as `_TypedStatic`s, for the C++ dispatcher's key."""
+        for n in self.static_argnums:
+            if n < len(args) and isinstance(args[n], _CONTAINERS):
+                args = list(args)
+                for m in self.static_argnums:
+                    if m < len(args):
+                        args[m] = _TypedStatic.of(args[m])
+                args = tuple(args)
+                break
+        if kwargs:
+            for name in self.static_argnames:
+                if isinstance(kwargs.get(name), _CONTAINERS):
+                    kwargs = dict(kwargs)
+                    kwargs[name] = _TypedStatic.of(kwargs[name])
+        return args, kwargs
 
     def _cache_miss(self, *args, **kwargs):
+        if self._static_slots:
+            args, kwargs = _unwrap_statics(args, kwargs)
+        result, compiled, leaves = self._run(args, kwargs)
+        self._cpp_misses += 1
+        return result, self._fast_path_data(compiled, args, kwargs, leaves), False
+
+    def _run(self, args, kwargs):
+        """The Python path: signature, executable (built on a miss), run.  Returns
+        (result, compiled, traced leaves)."""
         signature, leaves = self._signature(args, kwargs)
         compiled = self._compiled(signature)
         executable = compiled.executable
@@ -143,13 +250,16 @@ class StagedFunction:
             outputs = run_interruptibly(executable.execute, buffers)
         else:
             outputs = executable.execute(buffers)
-        result = compiled.out_treedef.unflatten(outputs)
-        return result, self._fast_path_data(compiled, args, kwargs, leaves), False
+            if compiled.checked_run:
+                for output in outputs:
+                    output.block_until_ready()   # raises RESOURCE_EXHAUSTED, see above
+        return compiled.out_treedef.unflatten(outputs), compiled, leaves
 
     def _fast_path_data(self, compiled: _Compiled, args, kwargs, leaves):
         """Fast-path data, or None where the C++ side would pass leaves in another order
-        than our parameters (keyword arguments, defaults) or would squash 64-bit types."""
-        if not self._fast_path or not _X64.value:
+        than our parameters (keyword arguments, defaults), would squash 64-bit types, or
+        must not run the program without waiting for it (`CHECKED_RUN_BYTES`)."""
+        if not self._fast_path or not _X64.value or compiled.checked_run:
             return None
         _, cpp_leaves = _jax.jax_jit.parse_arguments(
             args, tuple(kwargs.values()), tuple(kwargs), self.static_argnums,
@@ -179,28 +289,42 @@ class StagedFunction:
         try:
             bound = self._pysig.bind(*args, **kwargs)
         except TypeError as err:
-            raise PSCTypeError(f"{self.name}(): {err}") from None
+            raise PSCTypeError(f"{self.name}{self._pysig}: {err}") from None
         bound.apply_defaults()
-        static, traced = [], []
+        static, traced, traced_names = [], [], []
         for name, value in bound.arguments.items():
             if name in self.static_argnames:
                 _check_hashable(self.name, name, value)
                 static.append((name, value))
             else:
                 traced.append(value)
-        signature, _ = signature_of(tuple(traced), tuple(static))
+                traced_names.append(name)
+        signature, _ = signature_of(tuple(traced), tuple(static),
+                                    lambda i: _leaf_name(traced_names, traced, i))
         leaves, _ = _REGISTRY.flatten(tuple(traced))
         return signature, leaves
 
     def _compiled(self, signature: Signature) -> _Compiled:
-        return self._cache.get_or_create(signature, lambda: self._build(signature))
+        entry = self._cache.get_or_create(signature, lambda: self._build_or_failure(signature))
+        if type(entry) is _Failure:
+            entry.raise_again()
+        return entry
+
+    def _build_or_failure(self, signature: Signature):
+        try:
+            return self._build(signature)
+        except PSCResourceError:   # depends on the memory free now: try again next time
+            raise
+        except PSCError as err:
+            traceback.clear_frames(err.__traceback__)   # keep the lines, not the builder
+            return _Failure(err)
 
     def _build(self, signature: Signature) -> _Compiled:
         b = Builder(self.name)
         params = [b.parameter(i, spec.shape, spec.dtype, weak=spec.weak)
                   for i, spec in enumerate(signature.leaves)]
         traced = iter(signature.treedef.unflatten(params))
-        static = dict(signature.static)
+        static = signature.static_values()
         call_args, call_kwargs = [], {}
         for param in self._pysig.parameters.values():
             value = static[param.name] if param.name in static else next(traced)
@@ -220,7 +344,8 @@ class StagedFunction:
         constants = _hoist_large_constants(computation)
         executable = compile(computation, self.platform)
         const_buffers = [device_put(c, c.shape, c.dtype, executable.device) for c in constants]
-        return _Compiled(executable, out_treedef, const_buffers, has_loop(computation.region))
+        return _Compiled(executable, out_treedef, const_buffers, has_loop(computation.region),
+                         executable.run_bytes() >= CHECKED_RUN_BYTES)
 
     # --- inspection -----------------------------------------------------------------------
 
@@ -235,14 +360,109 @@ class StagedFunction:
         return self._compiled(signature).executable
 
     def cache_info(self) -> CacheInfo:
-        """The signature cache's counters.  ``misses`` counts compilations; ``hits`` counts
-        lookups that found an executable (``lower``, ``compile``, or a call the C++
-        dispatcher had not seen yet); calls the C++ dispatcher serves itself count neither."""
-        return self._cache.info()
+        """The signature cache's counters.  ``misses`` counts builds (compilations, and
+        builds that failed: a failure is cached too); ``hits`` counts calls served by a
+        cached executable, by the C++ dispatcher or ours, ``lower``/``compile`` lookups
+        that found one, and calls answered by a cached failure.  The C++ side's hits are
+        its completed calls less those it handed to `_cache_miss` (one counter increment
+        per call: it keeps no count itself)."""
+        info = self._cache.info()
+        cpp_hits = self._cpp_calls - self._cpp_misses
+        return CacheInfo(info.hits + cpp_hits, info.misses, info.size, info.maxsize)
 
     def clear_cache(self) -> None:
         self._cache.clear()
         self._cpp._clear_cache()
+        self._cpp_calls = self._cpp_misses = 0
+
+
+def _plain_arguments(args, kwargs=None) -> bool:
+    """A quick check, made on every call: all arguments are plain leaves the C++ dispatcher
+    handles as we do, or lists, tuples and dicts of them.  False means: look closer
+    (`StagedFunction._cpp_can_take`)."""
+    for arg in args:
+        kind = type(arg)
+        if kind is np.ndarray:
+            if not arg.dtype.isnative:
+                return False
+        elif kind not in _PLAIN_TYPES:
+            if kind is dict:
+                if not _plain_arguments(arg.values()):
+                    return False
+            elif isinstance(arg, (tuple, list)):   # named tuples too
+                if not _plain_arguments(arg):
+                    return False
+            else:
+                return False
+    if kwargs:
+        return _plain_arguments(kwargs.values())
+    return True
+
+
+class _TypedStatic:
+    """A static argument as the C++ dispatcher sees it: hashed and compared by
+    `static_key`, so ``(1, 2)`` and ``(1.0, 2)`` are different keys."""
+
+    __slots__ = ("value", "key", "_hash")
+
+    def __init__(self, value, key):
+        self.value, self.key, self._hash = value, key, hash(key)
+
+    @classmethod
+    def of(cls, value):
+        try:
+            return cls(value, static_key(value))
+        except TypeError:   # unhashable: left as it is, for the error message
+            return value
+
+    def __hash__(self):
+        return self._hash
+
+    def __eq__(self, other):
+        return type(other) is _TypedStatic and self.key == other.key
+
+
+def _unwrap_statics(args, kwargs):
+    if any(type(a) is _TypedStatic for a in args):
+        args = tuple(a.value if type(a) is _TypedStatic else a for a in args)
+    if any(type(v) is _TypedStatic for v in kwargs.values()):
+        kwargs = {k: v.value if type(v) is _TypedStatic else v for k, v in kwargs.items()}
+    return args, kwargs
+
+
+def _leaf_name(names: list, traced: list, index: int) -> str:
+    """Leaf ``index`` of the traced arguments as the user wrote it: ``argument 'x'``,
+    ``argument 'params'['W']``."""
+    paths = [path for path, _ in jax_tree_util.tree_flatten_with_path(tuple(traced))[0]]
+    path = paths[index]
+    name = names[path[0].idx]
+    return f"argument {name!r}{jax_tree_util.keystr(path[1:])}"
+
+
+# Frames in these folders are this project's, not the caller's.
+_RUNTIME_DIR = os.path.dirname(os.path.abspath(__file__))
+_OWN_DIRS = tuple(os.path.join(os.path.dirname(_RUNTIME_DIR), name) + os.sep
+                  for name in ("runtime", "transpiler"))
+
+
+def caller_location() -> SourceLocation | None:
+    """Where user code called in: the innermost frame outside this project's runtime and
+    transpiler packages (the line, and the column of the call expression)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        file = frame.f_code.co_filename
+        if not file.startswith(_OWN_DIRS):
+            return SourceLocation(file, frame.f_lineno, _column(frame))
+        frame = frame.f_back
+    return None
+
+
+def _column(frame) -> int:
+    try:
+        positions = list(frame.f_code.co_positions())[frame.f_lasti // 2]
+    except (AttributeError, IndexError):
+        return 0
+    return positions[2] or 0
 
 
 def _drop_first_parameter(build_fn: Callable) -> Callable:

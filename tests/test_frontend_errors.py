@@ -206,10 +206,12 @@ def test_build_errors_point_at_the_users_line(build_errors, name, args, error, c
     line, _, text = marked(BUILD_ERRORS, case)
     check_report(err, BUILD_ERRORS, line, None, text, hint=False)
     assert words in err.message
-    # Nothing was cached, and the next call fails the same way (no half-built entry).
-    assert f.cache_info().size == 0
-    with pytest.raises(type(err)):
+    # The failure is cached (issue 18 item 20): the next call raises the same error again,
+    # without building again.
+    assert f.cache_info().misses == 1
+    with pytest.raises(type(err)) as again:
         f(*args)
+    assert str(again.value) == str(err) and f.cache_info().misses == 1
 
 
 def test_numpy_function_without_rule_at_top_level(tmp_path):

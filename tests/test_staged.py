@@ -186,12 +186,21 @@ def test_lower_and_compile_use_the_cache():
     assert info.hits >= 1
 
 
-def test_failed_build_is_not_cached():
-    f = StagedFunction(lambda b, x, y: b.add(x, y))
-    for _ in range(2):
-        with pytest.raises(PSCShapeError):
+def test_failed_build_is_cached_per_signature():
+    # Issue 18 item 20: a signature whose build fails is not built again on every call.
+    builds = []
+
+    def build(b, x, y):
+        builds.append(1)
+        return b.add(x, y)
+    f = StagedFunction(build)
+    messages = []
+    for _ in range(3):
+        with pytest.raises(PSCShapeError) as info:
             f(np.ones(3), np.ones(4))
-    assert f.cache_info().size == 0
+        messages.append(str(info.value))
+    assert len(builds) == 1 and f.cache_info().misses == 1
+    assert messages[0] == messages[1] == messages[2]
     assert_same(f(np.ones(3), np.ones(3)), np.full(3, 2.0))
 
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import dtypes
 from ..builder import Builder
-from ..errors import PSCShapeError, PSCTypeError, PSCValueError
+from ..errors import PSCError, PSCShapeError, PSCTypeError, PSCValueError
 from ..ir import Value
 
 _WEAK_TYPES = {bool: None, int: int, float: float, complex: complex}
@@ -135,6 +135,8 @@ def lift(b: Builder, x, dtype=None) -> Value:
         value = np.asarray(x, dtype=dtype) if dtype is not None else x
         if dtype is not None and type(x) is int and value != x:
             raise OverflowError
+    except PSCError:   # a PSCTypeError is a TypeError too: not to be reworded below
+        raise
     except OverflowError:
         raise b.error(PSCValueError,
                       f"Python integer {x} is out of bounds for {np.dtype(dtype)}") from None
@@ -186,6 +188,8 @@ def full_like_value(b: Builder, value, like: Value, dtype=None) -> Value:
 def normalize_axis(b: Builder, axis, ndim: int) -> int:
     try:
         axis = operator.index(axis)
+    except PSCError:   # a traced axis: its PSCTracedValueError says what to do
+        raise
     except TypeError:
         raise b.error(PSCTypeError, f"axis must be an integer, got {axis!r}") from None
     if not -ndim <= axis < ndim:
