@@ -10,7 +10,7 @@ from .cache import CacheInfo, LRUCache
 from .client import Executable, XLACompileError, XLARuntimeError, compile, get_client
 from .control_flow import (UNDEFINED, and_, for_stmt, if_stmt, ifexp, not_, or_, range_,
                            while_stmt)
-from .errors import (PSCError, PSCNameError, PSCOverflowError, PSCResourceError,
+from .errors import (PSCError, PSCIndexError, PSCNameError, PSCOverflowError, PSCResourceError,
                      PSCShapeError, PSCSyntaxError,
                      PSCTracedValueError, PSCTypeError, PSCUnsupportedCallError,
                      PSCValueError, SourceLocation)
@@ -34,5 +34,5 @@ __all__ = [
     "getitem", "setitem", "static_range", "switch", "transpiled", "while_loop", "UNDEFINED", "and_",
     "for_stmt", "if_stmt", "ifexp", "not_", "or_", "range_", "while_stmt", "grad",
     "hessian", "jacfwd", "jacrev", "jvp", "value_and_grad", "vjp", "augassign",
-    "inplace_fill", "inplace_sort", "PSCOverflowError", "PSCResourceError", "XLARuntimeError",
+    "inplace_fill", "inplace_sort", "PSCIndexError", "PSCOverflowError", "PSCResourceError", "XLARuntimeError",
 ]

@@ -100,6 +100,13 @@ class PSCValueError(PSCError, ValueError):
     kind = "value error"
 
 
+class PSCIndexError(PSCError, IndexError):
+    """A static index out of range for its axis, or too many indices (NumPy raises
+    ``IndexError`` for the same)."""
+
+    kind = "index error"
+
+
 class PSCOverflowError(PSCError, OverflowError):
     """A Python integer too large for the dtype it must take (NumPy 2 raises
     ``OverflowError`` for the same)."""

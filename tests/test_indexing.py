@@ -8,7 +8,7 @@ import pytest
 
 from runtime import StagedFunction, translate
 from runtime.builder import Builder
-from runtime.errors import (PSCError, PSCShapeError, PSCTracedValueError, PSCTypeError,
+from runtime.errors import (PSCError, PSCIndexError, PSCOverflowError, PSCShapeError, PSCTracedValueError, PSCTypeError,
                             PSCValueError)
 from runtime.numpy_rules.indexing import add_at, getitem, setitem
 from runtime.translation import lookup_rule
@@ -370,15 +370,15 @@ def _builder_and_x(shape, dtype=np.float64):
 
 
 @pytest.mark.parametrize("shape,index,cls,message", [
-    ((3,), 5, PSCValueError, "index 5 is out of bounds for axis 0 with size 3"),
-    ((3,), -4, PSCValueError, "index -4 is out of bounds for axis 0 with size 3"),
-    ((3, 4), (S, [0, 4]), PSCValueError, "index 4 is out of bounds for axis 1 with size 4"),
-    ((3, 4), (None, 1, -5), PSCValueError,
+    ((3,), 5, PSCIndexError, "index 5 is out of bounds for axis 0 with size 3"),
+    ((3,), -4, PSCIndexError, "index -4 is out of bounds for axis 0 with size 3"),
+    ((3, 4), (S, [0, 4]), PSCIndexError, "index 4 is out of bounds for axis 1 with size 4"),
+    ((3, 4), (None, 1, -5), PSCIndexError,
      "index -5 is out of bounds for axis 1 with size 4"),
-    ((0,), 0, PSCValueError, "index 0 is out of bounds for axis 0 with size 0"),
-    ((3,), (0, 0), PSCValueError,
+    ((0,), 0, PSCIndexError, "index 0 is out of bounds for axis 0 with size 0"),
+    ((3,), (0, 0), PSCIndexError,
      "too many indices for array: array is 1-dimensional, but 2 were indexed"),
-    ((3, 4), (np.ones((3, 4), bool), 0), PSCValueError,
+    ((3, 4), (np.ones((3, 4), bool), 0), PSCIndexError,
      "too many indices for array: array is 2-dimensional, but 3 were indexed"),
     ((3, 4), (Ellipsis, Ellipsis), PSCValueError,
      "an index can only have a single ellipsis ('...')"),
@@ -445,7 +445,7 @@ def test_errors_point_at_the_source_line():
      "dtype('float64') to dtype('int64') with casting rule 'same_kind'"),
     ([0, 1], 1.5, "add", PSCTypeError, "Cannot cast ufunc 'add' output"),
     (Ellipsis, 2.0, "mul", PSCTypeError, "Cannot cast ufunc 'multiply' output"),
-    (5, 1, "set", PSCValueError, "index 5 is out of bounds for axis 0 with size 3"),
+    (5, 1, "set", PSCIndexError, "index 5 is out of bounds for axis 0 with size 3"),
 ])
 def test_setitem_errors(index, value, mode, cls, message):
     with pytest.raises((ValueError, TypeError, IndexError)):   # NumPy refuses too
@@ -460,7 +460,7 @@ def test_setitem_overflowing_python_int_is_an_error():
     with pytest.raises(OverflowError):
         np.zeros(3, np.uint8)[0] = -1
     b, x = _builder_and_x((3,), np.uint8)
-    with pytest.raises(PSCValueError):
+    with pytest.raises(PSCOverflowError):
         setitem(b, x, 0, -1)
 
 
@@ -474,7 +474,7 @@ def test_traced_mask_setitem_errors(index, value):
     b, x = _builder_and_x((3, 4))
     mask = b.parameter(1, (3,), np.bool_)
     index = tuple(mask if i == "mask" else i for i in index)
-    with pytest.raises((PSCShapeError, PSCValueError)):
+    with pytest.raises((PSCShapeError, PSCValueError, PSCIndexError)):
         setitem(b, x, index, value)
 
 

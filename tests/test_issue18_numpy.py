@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from conftest import assert_same
-from runtime import PSCError, PSCUnsupportedCallError, PSCValueError
+from runtime import PSCError, PSCOverflowError, PSCUnsupportedCallError, PSCValueError
 from transpiler import jit_ps
 
 
@@ -307,7 +307,7 @@ def test_python_int_that_does_not_fit_the_array_dtype_is_an_error(fn, marker):
     x = np.arange(3, dtype=np.uint8)
     with pytest.raises(OverflowError):
         fn(x)   # the oracle
-    with pytest.raises(PSCValueError) as info:
+    with pytest.raises(PSCOverflowError) as info:
         jit_ps(fn)(x)
     assert f"test_issue18_numpy.py:{_marked_line(marker)}:" in str(info.value)
     assert "out of bounds for uint8" in str(info.value)

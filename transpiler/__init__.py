@@ -8,7 +8,8 @@
             inputs = np.tanh(np.dot(inputs, W) + b)
         return inputs
 """
-from runtime import (PSCError, PSCNameError, PSCShapeError, PSCSyntaxError,
+from runtime import (PSCError, PSCIndexError, PSCNameError, PSCOverflowError,
+                     PSCResourceError, PSCShapeError, PSCSyntaxError,
                      PSCTracedValueError, PSCTypeError, PSCUnsupportedCallError,
                      PSCValueError, cond, fori_loop, grad, hessian, jacfwd, jacrev, jvp,
                      register_translation_rule, static_range, switch, value_and_grad, vjp,
@@ -18,7 +19,8 @@ from .api import PSCFunction, jit_ps
 from .version import __version__
 
 __all__ = [
-    "PSCError", "PSCFunction", "PSCNameError", "PSCShapeError", "PSCSyntaxError",
+    "PSCError", "PSCFunction", "PSCIndexError", "PSCNameError", "PSCOverflowError",
+    "PSCResourceError", "PSCShapeError", "PSCSyntaxError",
     "PSCTracedValueError", "PSCTypeError", "PSCUnsupportedCallError", "PSCValueError",
     "__version__", "cond", "fori_loop", "jit_ps", "register_translation_rule",
     "static_range", "switch", "while_loop", "grad", "hessian", "jacfwd", "jacrev", "jvp",

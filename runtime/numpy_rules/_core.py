@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import dtypes
 from ..builder import Builder
-from ..errors import PSCError, PSCShapeError, PSCTypeError, PSCValueError
+from ..errors import PSCError, PSCOverflowError, PSCShapeError, PSCTypeError, PSCValueError
 from ..ir import Value
 
 _WEAK_TYPES = {bool: None, int: int, float: float, complex: complex}
@@ -138,7 +138,7 @@ def lift(b: Builder, x, dtype=None) -> Value:
     except PSCError:   # a PSCTypeError is a TypeError too: not to be reworded below
         raise
     except OverflowError:
-        raise b.error(PSCValueError,
+        raise b.error(PSCOverflowError,   # NumPy 2's OverflowError
                       f"Python integer {x} is out of bounds for {np.dtype(dtype)}") from None
     except (TypeError, ValueError) as err:
         raise b.error(PSCTypeError, f"cannot use {x!r} as an array: {err}") from None

@@ -41,7 +41,7 @@ import numpy as np
 
 from .. import dtypes
 from ..builder import Builder
-from ..errors import PSCShapeError, PSCTypeError, PSCValueError
+from ..errors import PSCIndexError, PSCShapeError, PSCTypeError, PSCValueError
 from ..ir import Value
 from ..translation import has_traced, register_translation_rule
 from ._core import broadcast_to, lift, static_int
@@ -102,7 +102,7 @@ def _parse(b: Builder, shape: tuple, index) -> _Plan:
         raise b.error(PSCValueError, "an index can only have a single ellipsis ('...')")
     used = sum(_axes_used(item) for item in items)
     if used > len(shape):
-        raise b.error(PSCValueError, f"too many indices for array: array is "
+        raise b.error(PSCIndexError, f"too many indices for array: array is "
                       f"{len(shape)}-dimensional, but {used} were indexed")
     scalar = used == len(shape) and all(_is_integer(item) for item in items)
     new_shape, entries, axis = [], [], 0
@@ -209,12 +209,12 @@ def _entry(b: Builder, item, axis: int, size: int):
             raise b.error(PSCValueError, "indexing with a traced boolean mask gives an array "
                           "whose size is only known when the program runs", _MASK_HINT)
         if size == 0 and item.size > 0:
-            raise b.error(PSCValueError, f"index is out of bounds for axis {axis} with size 0")
+            raise b.error(PSCIndexError, f"index is out of bounds for axis {axis} with size 0")
         return item
     indices = np.asarray(item)   # compared before narrowing, so huge indices cannot wrap
     bad = indices[(indices < -size) | (indices >= size)]
     if bad.size:
-        raise b.error(PSCValueError, f"index {bad.flat[0]} is out of bounds for axis {axis} "
+        raise b.error(PSCIndexError, f"index {bad.flat[0]} is out of bounds for axis {axis} "
                       f"with size {size}")
     indices = indices.astype(np.int64)
     indices = np.where(indices < 0, indices + size, indices)
@@ -542,7 +542,7 @@ def _masked_update(b: Builder, x: Value, index, mask: Value, value, mode: str) -
                       "and '...' in an assignment", _MASK_HINT)
     used = mask.ndim + sum(isinstance(item, slice) for item in others)
     if used > x.ndim:
-        raise b.error(PSCValueError, f"too many indices for array: array is {x.ndim}-"
+        raise b.error(PSCIndexError, f"too many indices for array: array is {x.ndim}-"
                       f"dimensional, but {used} were indexed")
     before = items[:pos]
     fill = (x.ndim - used) * any(item is Ellipsis for item in before)
