@@ -186,3 +186,112 @@ def enumerate_loop_variable_in_place(a):
 ], ids=lambda v: getattr(v, "__name__", ""))
 def test_unrolled_loop_variable_in_place(fn, args):
     same(fn, *args)
+
+
+def loop_variable_was_an_alias(a):
+    c1 = a                      # c1 aliases a ...
+    for c1 in [1.0, 2.0]:       # ... until the loop rebinds it to a float
+        c1 -= a.sum()
+    return c1
+
+
+def loop_variable_over_range_was_an_alias(a):
+    k = a
+    for k in range(2):
+        k += 1
+    return a + k
+
+
+@pytest.mark.parametrize("fn, args", [
+    (loop_variable_was_an_alias, (f64(1.0, 2.0),)),
+    (loop_variable_over_range_was_an_alias, (f64(1.0, 2.0),)),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_rebound_loop_variable_is_not_an_argument(fn, args):
+    same(fn, *args)
+
+
+# NumPy writes into the caller's array in each of these; PSC refuses them (README: in-place
+# updates of arguments are refused) instead of silently leaving the argument unchanged.
+
+def rows_of_argument(a):
+    for row in a:
+        row -= 1.0              # line +2: a view of a's row
+    return a
+
+
+def list_of_arguments(a, b):
+    for c in [a, b]:
+        c -= 1.0
+    return a
+
+
+def enumerate_argument(a):
+    for i, row in enumerate(a):
+        row *= 2.0
+    return a
+
+
+def alias_from_first_iteration(a):
+    z = 1.0
+    for i in range(2):
+        z -= 1.0                # the second iteration's z is a
+        z = a
+    return a
+
+
+def alias_on_one_branch(a, flag):
+    if flag > 0:
+        z = a
+    else:
+        z = np.ones(2)
+    z -= 1.0
+    return a
+
+
+def argument_copied_on_one_branch(a, flag):
+    if flag > 0:
+        a = a.copy()
+    a -= 1.0
+    return a
+
+
+def view_by_slice(a):
+    z = a[1:]
+    z += 1.0
+    return a
+
+
+def view_by_transpose(a):
+    z = a.T
+    z *= 2.0
+    return a
+
+
+def _line_of(fn, text):
+    import inspect
+    lines, first = inspect.getsourcelines(fn)
+    return first + next(i for i, line in enumerate(lines) if text in line)
+
+
+@pytest.mark.parametrize("fn, args, statement", [
+    (rows_of_argument, (np.ones((2, 2)),), "row -= 1.0"),
+    (list_of_arguments, (f64(1.0, 2.0), f64(3.0, 4.0)), "c -= 1.0"),
+    (enumerate_argument, (np.ones((2, 2)),), "row *= 2.0"),
+    (alias_from_first_iteration, (f64(1.0, 2.0),), "z -= 1.0"),
+    (alias_on_one_branch, (f64(1.0, 2.0), np.float64(1.0)), "z -= 1.0"),
+    (argument_copied_on_one_branch, (f64(1.0, 2.0), np.float64(-1.0)), "a -= 1.0"),
+    (view_by_slice, (f64(1.0, 2.0),), "z += 1.0"),
+    (view_by_transpose, (np.ones((2, 2)),), "z *= 2.0"),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_in_place_through_an_argument_is_refused(fn, args, statement):
+    from runtime.errors import PSCSyntaxError
+    copies = [np.copy(a) for a in args]
+    fn(*copies)
+    assert any(not np.array_equal(c, a) for c, a in zip(copies, args)), \
+        "the oracle: NumPy modifies an argument in place"
+    with pytest.raises(PSCSyntaxError) as info:
+        jit_ps(fn)(*args)
+    message = str(info.value)
+    assert f"test_fuzz_regressions_bt.py:{_line_of(fn, statement)}:" in message
+    assert "would modify an argument in place" in message
+    assert "hint:" in message
