@@ -144,7 +144,46 @@ def in_place_on_carried_scalar(x):
     return x + t
 
 
+def if_on_count_of_traced_rows(x):
+    c = 0
+    for row in x:               # a traced array's rows: a staged loop
+        c = c + 1
+    if c > 1:
+        x = x * 2.0
+    return x, c
+
+
+def in_place_by_count_of_traced_rows(x):
+    c = 0.5
+    for row in x:
+        c = c + 1
+    t = np.zeros(2, np.int64)
+    t += 3
+    t *= 2
+    u = np.ones(2)
+    u *= c
+    return t, u
+
+
+def index_tested_inside_staged_loop(x):
+    for i in range(3):
+        if i == 1:
+            x = x * 3.0
+        x = x + i
+    return x
+
+
+def index_as_shape_unrolls(x):
+    for i in range(3):          # np.ones needs a static size: the loop unrolls
+        x = x + np.ones(i + 1)[0]
+    return x
+
+
 @pytest.mark.parametrize("fn, args", [
+    (if_on_count_of_traced_rows, (np.ones((3, 2)),)),
+    (in_place_by_count_of_traced_rows, (np.ones((3, 2)),)),
+    (index_tested_inside_staged_loop, (f64(1.0, 2.0),)),
+    (index_as_shape_unrolls, (f64(1.0, 2.0),)),
     (if_on_loop_carried_scalar, (f64(1.0, 2.0),)),
     (if_on_loop_carried_scalar_false, (f64(1.0, 2.0),)),
     (while_on_loop_carried_counter, (f64(1.0, 2.0),)),
