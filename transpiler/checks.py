@@ -83,8 +83,7 @@ class _SubsetChecker(gast.NodeVisitor):
         for target in node.targets:
             self._check_target(target)
             self.visit(target)
-        aliased = isinstance(node.value, gast.Name) and \
-            node.value.id in self._argument_aliases()
+        aliased = self._may_view_argument(node.value)
         self._note_assigned(node.targets)
         for target in node.targets:
             if isinstance(target, gast.Name):
@@ -110,11 +109,81 @@ class _SubsetChecker(gast.NodeVisitor):
         """Traced parameters not yet rebound, and names bound to one of them (``z = x``)."""
         return (self.parameters - self.static - self.assigned) | self.aliases
 
+    def _may_view_argument(self, value) -> bool:
+        """May ``value`` be an argument or a view of one (``x``, ``x[1:]``, ``x.T``,
+        ``x.reshape(...)``), which NumPy's in-place operators would write through?"""
+        if isinstance(value, gast.Name):
+            return value.id in self._argument_aliases()
+        if isinstance(value, gast.Subscript):
+            return self._may_view_argument(value.value)
+        if isinstance(value, gast.Attribute) and value.attr in _VIEW_ATTRIBUTES:
+            return self._may_view_argument(value.value)
+        if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute) and \
+                value.func.attr in _VIEW_METHODS and resolution_of(value.func) is None:
+            return self._may_view_argument(value.func.value)
+        if isinstance(value, gast.IfExp):
+            return self._may_view_argument(value.body) or \
+                self._may_view_argument(value.orelse)
+        return False
+
+    def _may_yield_argument(self, iterable) -> bool:
+        """May a loop over ``iterable`` bind its target to an argument or a view of one
+        (``for c in [x, y]``, ``for row in x``, ``for i, row in enumerate(x)``)?"""
+        if isinstance(iterable, (gast.List, gast.Tuple, gast.Set)):
+            return any(self._may_view_argument(e.value if isinstance(e, gast.Starred)
+                                               else e) or
+                       isinstance(e, gast.Starred) and self._may_yield_argument(e.value)
+                       for e in iterable.elts)
+        if isinstance(iterable, gast.Call):
+            resolved = resolution_of(iterable.func)
+            if resolved is not None and resolved.qualname in _PASS_THROUGH_ITERATORS:
+                return any(self._may_yield_argument(a) for a in iterable.args)
+            return False
+        return self._may_view_argument(iterable)
+
     def visit_For(self, node):
         self.visit(node.iter)
-        self._note_assigned([node.target])
-        for statement in node.body + node.orelse:
+        yields_argument = self._may_yield_argument(node.iter)
+        # twice: what the first iteration binds (``z = x``) is what the second one sees
+        for _ in range(2):
+            self._bind_loop_target(node.target, yields_argument)
+            for statement in node.body:
+                self.visit(statement)
+        for statement in node.orelse:
             self.visit(statement)
+
+    def _bind_loop_target(self, target, yields_argument: bool) -> None:
+        """The loop variable is rebound: an argument (alias) only if the loop may yield
+        one, never because of what the name held before the loop."""
+        self._note_assigned([target])
+        for name in gast.walk(target):
+            if isinstance(name, gast.Name) and isinstance(name.ctx, gast.Store):
+                if yields_argument:
+                    self.aliases.add(name.id)
+                else:
+                    self.aliases.discard(name.id)
+
+    def visit_While(self, node):
+        for _ in range(2):   # as for loops: the second iteration sees the first's aliases
+            self.visit(node.test)
+            for statement in node.body:
+                self.visit(statement)
+        for statement in node.orelse:
+            self.visit(statement)
+
+    def visit_If(self, node):
+        """Either branch may run: after the ``if`` a name may alias an argument if it may
+        on one path, and a parameter is rebound only if it is on both."""
+        self.visit(node.test)
+        before = (set(self.assigned), set(self.aliases))
+        for statement in node.body:
+            self.visit(statement)
+        after_body = (self.assigned, self.aliases)
+        self.assigned, self.aliases = set(before[0]), set(before[1])
+        for statement in node.orelse:
+            self.visit(statement)
+        self.assigned &= after_body[0]
+        self.aliases |= after_body[1]
 
     def _note_assigned(self, targets):
         for target in targets:
@@ -174,6 +243,14 @@ class _SubsetChecker(gast.NodeVisitor):
         for statement in node.body:
             self.visit(statement)
 
+
+# attributes and methods of an array that return a view of it, not a copy
+_VIEW_ATTRIBUTES = frozenset({"T", "mT", "real", "imag", "flat", "base"})
+_VIEW_METHODS = frozenset({"reshape", "ravel", "view", "transpose", "squeeze", "swapaxes",
+                           "diagonal"})
+# iterators whose elements are their iterables' elements (or tuples of them)
+_PASS_THROUGH_ITERATORS = frozenset({"builtins.enumerate", "builtins.zip",
+                                     "builtins.reversed", "builtins.iter"})
 
 _OPERATOR_TEXT = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/",
                   gast.FloorDiv: "//", gast.Mod: "%", gast.Pow: "**", gast.MatMult: "@",

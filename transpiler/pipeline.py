@@ -41,8 +41,8 @@ def analyze(source: FunctionSource, function: gast.FunctionDef, *, resolver=None
         resolver = StaticResolver(module_ast, module_name)
     scope = analyze_scopes(function)
     annotate_names(function, resolver)
+    analyze_liveness(function)   # binding times read it: which loops stage
     analyze_binding_times(function, set(static_argnames))
-    analyze_liveness(function)
     for node in walk(function):
         if isinstance(node, gast.stmt):
             setanno(node, Anno.ORIGIN, source.location(node))

@@ -4,7 +4,11 @@ DESIGN §2: parameters are traced unless declared static; shapes, ``ndim``, dtyp
 and lengths are static; module-level names are static; an expression with a traced operand
 is traced.  A variable is traced if any assignment to it is (flow-insensitive, iterated to a
 fixpoint), which is conservative: a traced verdict may meet a static value at build time,
-never the other way round for the rules that rely on it.
+never the other way round for the rules that rely on it.  A ``for`` loop that may be staged
+(`rules.decisions.is_staged_for`: over a traced array, or over ``range`` when it carries a
+traced variable) makes its index and everything it carries traced: while the program is
+built they are the loop's traced state, whatever they start as.  Liveness must have run
+(the carried variables are those live around the loop).
 
 Annotates every expression node with `Anno.BINDING_TIME`.
 """
@@ -13,6 +17,7 @@ from __future__ import annotations
 import gast
 
 from ..anno import Anno, BindingTime, setanno
+from .liveness import carried
 from .resolve import Kind, resolution_of
 from .walk import walk
 
@@ -120,6 +125,18 @@ def _exits_under_traced_if(statements, evaluator, traced=False) -> bool:
     return False
 
 
+def _range_kind(node) -> str | None:
+    """"range" or "static_range" when ``node`` calls one of them (as `rules.decisions`)."""
+    if isinstance(node, gast.Call):
+        resolved = resolution_of(node.func)
+        qualname = (resolved.qualname or "") if resolved is not None else ""
+        if qualname == "builtins.range":
+            return "range"
+        if qualname.endswith(".static_range"):
+            return "static_range"
+    return None
+
+
 def _updated_variable(target: gast.Subscript):
     """``x`` for ``x[i][j] = v``: the variable an element assignment rebinds."""
     base = target
@@ -185,9 +202,29 @@ class _Propagator(gast.NodeVisitor):
             self._bind(node.target, self.evaluator.of(node.value))
 
     def visit_For(self, node):
-        self._bind(node.target, self.evaluator.of(node.iter))
+        iterable = self.evaluator.of(node.iter)
+        if self._may_stage(node, iterable):
+            # A staged loop's index is a traced counter, and what it carries is loop
+            # state: traced while the program is built, whatever they start as.
+            self._bind(node.target, TRACED)
+            for name in carried(node):
+                self._bind(gast.Name(name, gast.Store(), None, None), TRACED)
+        else:
+            self._bind(node.target, iterable)
         exits = TRACED if _exits_under_traced_if(node.body, self.evaluator) else STATIC
         self._under(exits, node.body + node.orelse)
+
+    def _may_stage(self, node: gast.For, iterable: BindingTime) -> bool:
+        """`rules.decisions.is_staged_for` on the environment so far: over a traced
+        iterable with one target, or over ``range`` when a carried variable is traced (a
+        loop it stages may still unroll at build time: traced is the safe verdict)."""
+        kind = _range_kind(node.iter)
+        if kind == "static_range":
+            return False
+        if iterable is TRACED:
+            return isinstance(node.target, gast.Name)
+        return kind == "range" and any(self.env.get(name, STATIC) is TRACED
+                                       for name in carried(node))
 
     def _nested(self, node):
         # A nested function may be called with traced arguments: assume it is.

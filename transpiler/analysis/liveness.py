@@ -49,6 +49,21 @@ def assigned_in(statements) -> set[str]:
     return found
 
 
+def carried(node) -> list[str]:
+    """Variables a loop or branch must pass on: assigned inside and live at its entry or
+    after it (sorted, so generated code is deterministic).  Needs the liveness annotations;
+    the binding-time analysis and `rules.decisions` both use it, so that they agree on
+    which loops stage."""
+    live = set(getanno(node, Anno.LIVE_IN, frozenset())) | set(
+        getanno(node, Anno.LIVE_OUT, frozenset()))
+    assigned = assigned_in(node.body + getattr(node, "orelse", []))
+    functions = {n.name for s in node.body + getattr(node, "orelse", [])
+                 for n in walk(s) if isinstance(n, gast.FunctionDef)}
+    if isinstance(node, gast.For):
+        assigned -= writes(node.target)
+    return sorted((assigned & live) - functions)
+
+
 class _Liveness:
     def __init__(self):
         self.loops: list[tuple[set, set]] = []   # (live after loop, live at loop head)

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import gast
 
-from ..analysis.liveness import assigned_in, writes
+from ..analysis.liveness import carried  # noqa: F401  (the rules import it from here)
 from ..analysis.resolve import resolution_of
-from ..analysis.walk import walk
 from ..anno import Anno, BindingTime, getanno
 
 
@@ -37,19 +36,6 @@ def range_call(node) -> str | None:
         if resolved is not None and (resolved.qualname or "").endswith(".static_range"):
             return "static_range"
     return None
-
-
-def carried(node) -> list[str]:
-    """Variables a loop or branch must pass on: assigned inside and live at its entry or
-    after it (sorted, so generated code is deterministic)."""
-    live = set(getanno(node, Anno.LIVE_IN, frozenset())) | set(
-        getanno(node, Anno.LIVE_OUT, frozenset()))
-    assigned = assigned_in(node.body + getattr(node, "orelse", []))
-    functions = {n.name for s in node.body + getattr(node, "orelse", [])
-                 for n in walk(s) if isinstance(n, gast.FunctionDef)}
-    if isinstance(node, gast.For):
-        assigned -= writes(node.target)
-    return sorted((assigned & live) - functions)
 
 
 def is_staged_for(node: gast.For, function: gast.FunctionDef) -> bool:
