@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import gast
 
+from ..anno import Anno, setanno
 from .base import Rule, demo  # noqa: F401  (demo: used by the doctest)
 from .decisions import is_staged_if
 from .flags import assign, fresh_name, guarded, load, with_origin
@@ -96,6 +97,8 @@ class ReturnStatements(Rule):
                 returns = in_body or in_else
             elif isinstance(statement, (gast.For, gast.While)):
                 statement.body, returns = self._block(statement.body, True)
+                if returns:   # BreakContinue: the loop may stage, carrying the result
+                    setanno(statement, Anno.RETURNS_INSIDE, True)
                 statement.orelse, in_else = self._block(statement.orelse, in_loop)
                 returns = returns or in_else
             new.append(statement)

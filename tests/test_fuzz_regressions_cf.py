@@ -1,0 +1,305 @@
+"""Control-flow bugs the differential fuzzer found (tests/fuzz), each reproducer and its
+variants, run both as plain Python/NumPy (the oracle) and through `jit_ps`: the results must
+agree in value, dtype and structure."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from conftest import assert_same
+from runtime.errors import PSCError
+from transpiler import jit_ps
+
+
+def same(fn, *args):
+    """``jit_ps(fn)(*args)`` equals ``fn(*args)``."""
+    expected = fn(*args)
+    actual = jit_ps(fn)(*args)
+    assert_same(actual, expected)
+
+
+def f64(*values):
+    return np.array(values, np.float64)
+
+
+POSITIVE, NEGATIVE = f64(1.0, 2.0, 3.0), f64(-1.0, -2.0, -3.0)
+
+
+# --- N3: after a staged return, a variable may take another shape -----------------------
+# On the path where the function has returned, the variables are dead: only the result is.
+
+def rebound_after_staged_return(x):
+    if x.sum() > 0.25:
+        return x
+    x = x.sum()
+    return x * np.ones(3)
+
+
+def rebound_after_loop_return(x):
+    for i in range(3):
+        if x.sum() > 0.25 * i:
+            return x
+    x = x.sum()
+    return x * np.ones(3)
+
+
+def assigned_in_returning_branch(x):
+    if x.sum() > 0.25:
+        y = x.sum()
+        return y * np.ones(3)
+    else:
+        y = x
+    y = y + 1.0
+    return y
+
+
+def assigned_before_return_in_else(x):
+    if x.sum() < 0.25:
+        z = x
+    else:
+        z = x.sum()
+        return z + np.zeros(3)
+    return z * 2.0
+
+
+def fuzz_class_4(a0, a1, a2):
+    for k2, c1 in enumerate([-1.0, -1.0, 3.0, 1.0]):
+        if not np.sum(np.where(a1 > 2.25, k2, c1)) > -3.25:
+            return 2
+    for c6 in [1.5, 1.5, 3.0, -1.0]:
+        a1 = (a1 * a2)
+    a0 = (a0 - a1)
+    return 1
+
+
+def fuzz_class_4_full(a0, a1, a2):
+    for k2, c1 in enumerate([-1.0, -1.0, 3.0, 1.0]):
+        v3 = 0.5
+        v4 = np.where((c1 * 2) > -2.25, np.add(c1, c1), (k2 + 3))
+        if not np.sum(np.where(a1 > 2.25, k2, c1)) > -3.25:
+            v5 = np.max(v3, axis=0)
+            return 2
+    for c6 in [1.5, 1.5, 3.0, -1.0]:
+        a1 = (a1 * a2)
+        v8 = (1.5 * a1)
+    a0 = (a0 - a1)
+    if np.max(2) < -2.25:
+        for c9 in (1.0,):
+            c6 = (c6 + (c6 * c9))
+            v11 = a1
+        a2 = np.full((3,), 1, dtype=np.float64)
+    v12 = np.where(c6 > 0.25, a0, a2)
+    return 1
+
+
+def rebound_and_returned(x):
+    if x.sum() > 0.25:
+        return x
+    x = x.sum()
+    if x < -4.0:
+        return x * np.ones(3)
+    return x + np.zeros(3)
+
+
+@pytest.mark.parametrize("fn", [rebound_after_staged_return, rebound_after_loop_return,
+                                assigned_in_returning_branch, assigned_before_return_in_else,
+                                rebound_and_returned])
+@pytest.mark.parametrize("x", [POSITIVE, NEGATIVE, f64(-3.0, -2.0, 0.0)])
+def test_rebound_after_staged_return(fn, x):
+    same(fn, x)
+
+
+@pytest.mark.parametrize("fn", [fuzz_class_4, fuzz_class_4_full])
+def test_fuzz_class_4(fn):
+    calls = [
+        (f64(3.0, 3.0, 2.0), f64(1.0, -1.0, 0.0, -1.0, 0.0, 0.0).reshape(2, 3),
+         f64(-3.0, 3.0, 3.0)),
+        (f64(-1.0, -2.0, 3.0), f64(0.0, 0.0, 1.0, -2.0, 1.0, 2.0).reshape(2, 3),
+         f64(1.0, 1.0, -3.0)),
+        (f64(-1.0, -2.0, 3.0), f64(-9.0, 0.0, 1.0, -2.0, 1.0, 2.0).reshape(2, 3),
+         f64(1.0, 1.0, -3.0)),
+    ]
+    for args in calls:
+        same(fn, *args)
+
+
+# --- N4: a traced if/else defining a variable, inside a loop that stays Python ----------
+
+def defined_in_both_branches_in_python_loop(a0, a1):
+    for i in range(4):
+        if np.min(a0) > 0.25:
+            v2 = a1 + 3.0
+        else:
+            v2 = np.zeros(3)
+        v3 = v2 - a0
+    return v3
+
+
+def defined_in_both_branches_in_list_loop(a0, a1):
+    total = np.zeros(3)
+    for c in [1.0, 2.0]:
+        if np.min(a0) > 0.25 * c:
+            v2 = a1 + c
+        else:
+            v2 = np.zeros(3)
+        total = total + v2
+    return total
+
+
+def defined_in_both_branches_in_nested_if(a0, a1):
+    for i in range(2):
+        if np.max(a0) > 0.0:
+            if np.min(a1) > 0.0:
+                v2 = a1
+            else:
+                v2 = a0
+        else:
+            v2 = a0 * 2.0
+        a0 = a0 + v2
+    return a0
+
+
+def defined_in_both_branches_in_while(a0, a1):
+    k = 0
+    while k < 3:
+        k += 1
+        if np.min(a0) > 0.25:
+            v2 = a1 + 3.0
+        else:
+            v2 = np.zeros(3)
+        v3 = v2 - a0
+    return v3
+
+
+@pytest.mark.parametrize("fn", [defined_in_both_branches_in_python_loop,
+                                defined_in_both_branches_in_list_loop,
+                                defined_in_both_branches_in_nested_if,
+                                defined_in_both_branches_in_while])
+@pytest.mark.parametrize("a0", [POSITIVE, NEGATIVE])
+def test_defined_in_both_branches_in_python_loop(fn, a0):
+    same(fn, a0, f64(0.5, -0.5, 1.5))
+
+
+# --- N5: a break/continue that stays Python inside a generated body function -------------
+
+def continue_after_traced_break(a0):
+    for i in range(2):
+        if np.min(a0) < -2.25:
+            break
+        if i > 0:
+            continue
+    return a0
+
+
+def continue_in_inner_loop_after_traced_break(a0):
+    for c in [1.0, 2.0]:
+        for i in range(1):
+            if np.min(a0) < -2.25:
+                break
+            if c > 1.25:
+                continue
+            a0 = a0 + c
+    return a0
+
+
+def static_break_after_traced_break(a0):
+    for i in range(3):
+        if np.min(a0) < -2.25:
+            break
+        a0 = a0 + 1.0
+        if i > 0:
+            break
+    return a0
+
+
+def static_continue_after_traced_continue(a0):
+    for i in range(3):
+        if np.min(a0) < -2.25:
+            continue
+        if i == 1:
+            continue
+        a0 = a0 + 1.0
+    return a0
+
+
+def static_exit_after_traced_return(a0):
+    for i in range(3):
+        if np.min(a0) < -2.25:
+            return a0 * 2.0
+        if i == 1:
+            continue
+        a0 = a0 + 1.0
+    return a0
+
+
+def static_break_in_staged_branch(a0):
+    for i in range(3):
+        if np.min(a0) > 0.0:
+            a0 = a0 - 1.0
+            if i > 0:
+                break
+    return a0
+
+
+@pytest.mark.parametrize("fn", [continue_after_traced_break,
+                                continue_in_inner_loop_after_traced_break,
+                                static_break_after_traced_break,
+                                static_continue_after_traced_continue,
+                                static_exit_after_traced_return,
+                                static_break_in_staged_branch])
+@pytest.mark.parametrize("a0", [POSITIVE, NEGATIVE, f64(-3.0, -2.0, 0.0)])
+def test_static_exit_in_generated_body(fn, a0):
+    same(fn, a0)
+
+
+def test_generated_code_that_does_not_compile_is_an_internal_error(monkeypatch):
+    """A safety net: a rule bug that writes code Python cannot compile is reported as an
+    internal error naming the user's function, never a bare SyntaxError."""
+    import gast
+    from transpiler.rules import base
+
+    original = base.Rule.visit if hasattr(base.Rule, "visit") else None
+
+    def bad_return(x):
+        return x + 1.0
+    from transpiler import pipeline
+
+    real = pipeline.run_rules
+
+    def break_outside_loop(tree, *args, **kwargs):
+        out = real(tree, *args, **kwargs)
+        function = next(n for n in gast.walk(out) if isinstance(n, gast.FunctionDef))
+        function.body.insert(0, gast.copy_location(gast.Break(), function.body[0]))
+        return out
+    monkeypatch.setattr(pipeline, "run_rules", break_outside_loop)
+    del original
+    with pytest.raises(PSCError) as caught:
+        jit_ps(bad_return)(f64(1.0))
+    assert not isinstance(caught.value, SyntaxError)
+    assert "bad_return" in str(caught.value)
+
+
+def static_return_in_loop_with_traced_return_after(x):
+    for i in range(3):
+        if i == 1:
+            return x * i
+    if x.sum() > 0:
+        return x
+    return -x
+
+
+def static_return_in_loop_with_traced_return_before(x):
+    if x.sum() > 0:
+        return x
+    for i in range(3):
+        x = x + 1.0
+        if i == 1:
+            return x * i
+    return -x
+
+
+@pytest.mark.parametrize("fn", [static_return_in_loop_with_traced_return_after,
+                                static_return_in_loop_with_traced_return_before])
+@pytest.mark.parametrize("x", [POSITIVE, NEGATIVE])
+def test_static_return_in_loop_of_a_lowered_function(fn, x):
+    same(fn, x)
