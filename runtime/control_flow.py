@@ -192,20 +192,27 @@ def _build_branch(b, index, fn, state):
 
 # --- if -------------------------------------------------------------------------------------
 
-def if_stmt(test, true_fn, false_fn, state, names):
+def if_stmt(test, true_fn, false_fn, state, names, inputs=()):
     """``if test:`` with branches as functions of the carried variables ``state``.
 
-    Each branch takes the carried values and returns them updated (a tuple).  A static
-    ``test`` runs one branch as Python; a traced one builds both and selects.  Each branch
-    is built once: the carried types are unified from what the two built branches give
-    back, and each branch region ends with the conversions to them (so nested ``if``s
-    build in time linear in their size).
+    Each branch takes the carried values, then ``inputs`` (variables a branch reads and
+    assigns but that nothing reads after the ``if``), and returns the carried values
+    updated (a tuple).  A static ``test`` runs one branch as Python; a traced one builds
+    both and selects.  Each branch is built once: the carried types are unified from what
+    the two built branches give back, and each branch region ends with the conversions to
+    them (so nested ``if``s build in time linear in their size).
+
+    A branch gives back UNDEFINED for what it leaves without a value (a branch that
+    returned: every variable but the result is dead); the other branch's type is carried.
+    A flag both branches give back as the same static bool stays static (after an ``if``
+    whose branches both return, what follows is skipped as Python).
     """
     if not isinstance(test, Value):
-        return tuple(true_fn(*state) if test else false_fn(*state))
+        return tuple(true_fn(*state, *inputs) if test else false_fn(*state, *inputs))
     b = current_builder()
     pred = truth(test)
-    built = [_build_branch(b, i, fn, state) for i, fn in enumerate((true_fn, false_fn))]
+    built = [_build_branch(b, i, fn, (*state, *inputs))
+             for i, fn in enumerate((true_fn, false_fn))]
     state = _expand_undefined(state, *(out for _, out in built))
     built = [(sub, _expand_undefined(out, state)) for sub, out in built]
     leaves, treedef, labels = _flatten(state, names)
@@ -218,18 +225,24 @@ def if_stmt(test, true_fn, false_fn, state, names):
         out_leaves, out_treedef = tree_util.tree_flatten(out)
         _check_structure(names, treedef, out_treedef, "between the branches")
         results.append(out_leaves)
-    avals = [_unify(label, _aval(t), _aval(f), where)
-             for label, t, f in zip(labels, *results)]
-    if all(a is None for a in avals):   # nothing carried: the branches have no effect
-        return tuple(state)
+    static = [t if _same_static_bool(t, f) else UNDEFINED for t, f in zip(*results)]
+    avals = [None if kept is not UNDEFINED else _unify(label, _aval(t), _aval(f), where)
+             for label, t, f, kept in zip(labels, *results, static)]
     finished = []
-    for (sub, _), out_leaves in zip(built, results):
-        with building(sub):
-            finished.append((sub, [_carried(sub, v, a)
-                                   for v, a in zip(out_leaves, avals) if a is not None]))
-    chosen = iter(b.conditional_from_branches(pred, finished))
-    merged = [next(chosen) if a is not None else UNDEFINED for a in avals]
+    if any(a is not None for a in avals):   # else nothing traced is carried
+        for (sub, _), out_leaves in zip(built, results):
+            with building(sub):
+                finished.append((sub, [_carried(sub, v, a)
+                                       for v, a in zip(out_leaves, avals) if a is not None]))
+    chosen = iter(b.conditional_from_branches(pred, finished) if finished else ())
+    merged = [next(chosen) if a is not None else kept for a, kept in zip(avals, static)]
     return tree_util.tree_unflatten(treedef, merged)
+
+
+def _same_static_bool(true_value, false_value) -> bool:
+    """Both branches give back the same Python bool (a flag set on both paths)."""
+    return type(true_value) is bool and type(false_value) is bool and \
+        true_value == false_value
 
 
 # --- while ----------------------------------------------------------------------------------

@@ -303,3 +303,95 @@ def static_return_in_loop_with_traced_return_before(x):
 @pytest.mark.parametrize("x", [POSITIVE, NEGATIVE])
 def test_static_return_in_loop_of_a_lowered_function(fn, x):
     same(fn, x)
+
+
+# --- after a branch that returns, its variables are dead (fuzz --focus early_return) -----
+
+def dtype_changed_in_returning_branch(a0, a1, a2):
+    if np.mean(a0) < 2.25:
+        a2 = a2 + (a1 - a0) * 1.0
+        return (0.5 / (np.abs((a1 + a1)) + 1.0)).astype(np.float64)
+    v4 = np.floor(a2)
+    return v4 * a1[::-1]
+
+
+def int_becomes_float_in_returning_branch(a0, a1, s):
+    if np.mean(a1) > -1.25:
+        a1 = a1 * s
+        return np.add(np.tanh(s).sum(), a0[-3])
+    s = s + np.minimum(np.where(a1 > 0.25, a1, s), a0[0])
+    return np.full((), 1, dtype=np.float64) + s.sum()
+
+
+@pytest.mark.parametrize("a0", [np.float64(-2.0), np.float64(3.0)])
+def test_dtype_changed_in_returning_branch(a0):
+    same(dtype_changed_in_returning_branch, a0, np.array([2, -1, 3]), np.float32(1.0))
+
+
+@pytest.mark.parametrize("a1", [np.array([[-2, -1, -3], [-1, -2, 3]]),
+                                np.array([[-9, -9, -9], [-9, -9, -9]])])
+def test_int_becomes_float_in_returning_branch(a1):
+    same(int_becomes_float_in_returning_branch, f64(-2.0, -3.0, 0.0), a1, 0.0)
+
+
+def assigned_only_where_not_returned(a0):
+    if (a0).max() < 0.25:
+        return (a0.sum(), 0.5)
+    if np.sum(a0) < 2.25:
+        w2 = 0
+        while w2 < 1 and (np.sum(a0) < 1.25 or np.mean(w2) < 1.25):
+            w2 += 1
+            if np.sum(a0) < -1.25:
+                return (np.add(3, w2).astype(a0.dtype), 2.0)
+        a0 = (a0 * w2)
+        v1 = a0[::-1]
+    elif np.sum(a0) > 0.25:
+        a0 = (a0 * a0[0])
+        v1 = (a0 - a0)
+    else:
+        v1 = a0
+    v1 = (v1 * a0)
+    return (v1.sum(), (1.5 + 0.5))
+
+
+def else_returns_if_assigns(x):
+    if x.sum() > 0.0:
+        v = x * 2.0
+    else:
+        return x
+    return v + 1.0
+
+
+def both_branches_return_then_more(x):
+    if x.sum() > 0.0:
+        if x.min() > 1.5:
+            return x
+        else:
+            return x * 2.0
+    else:
+        y = x.sum()
+    return y * np.ones(3)
+
+
+@pytest.mark.parametrize("fn", [assigned_only_where_not_returned, else_returns_if_assigns,
+                                both_branches_return_then_more])
+@pytest.mark.parametrize("x", [f64(-1, 1, -3), f64(-3, 3, 0), f64(2, 3, 4), f64(-9, -9, 1)])
+def test_assigned_only_where_not_returned(fn, x):
+    same(fn, x)
+
+
+def test_assigned_only_where_not_returned_int():
+    for x in [np.array([-1, 1, -3]), np.array([-3, 3, 0]), np.array([-9, -9, 1])]:
+        same(assigned_only_where_not_returned, x)
+
+
+def assigned_in_one_branch_no_return(x):
+    if x.sum() > 0.0:
+        v = x * 2.0
+    return v
+
+
+def test_assigned_in_one_branch_without_return_is_still_an_error():
+    from runtime.errors import PSCNameError
+    with pytest.raises(PSCNameError, match="assigned in one branch"):
+        jit_ps(assigned_in_one_branch_no_return)(POSITIVE)

@@ -75,12 +75,14 @@ class BreakContinue(Rule):
             return node
         if _own_exits(node, gast.Continue):
             flag = fresh_name(f"continue_L{line}", self.function)
+            self.context.exit_variables.add(flag)
             body, _ = lower_exits(node.body, lambda s: isinstance(s, gast.Continue),
                                   lambda s: [assign(flag, gast.Constant(True, None), s)],
                                   flag, alias)
             node.body = [assign(flag, gast.Constant(False, None), node)] + body
         if _own_exits(node, gast.Break):
             flag = fresh_name(f"break_L{line}", self.function)
+            self.context.exit_variables.add(flag)
             node.body, _ = lower_exits(node.body, lambda s: isinstance(s, gast.Break),
                                        lambda s: [assign(flag, gast.Constant(True, None), s)],
                                        flag, alias)

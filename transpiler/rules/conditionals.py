@@ -35,7 +35,7 @@ from .base import Rule, demo  # noqa: F401  (demo: used by the doctest)
 from .control_flow_functions import (FunctionNames, body_function, initial_values,
                                      names_constant, reject_container_mutation,
                                      result_assignment, undefined_in_one_branch)
-from .decisions import carried, is_staged_if
+from .decisions import branch_inputs, branch_outputs, is_staged_if
 from .flags import load, runtime_call
 
 
@@ -49,26 +49,63 @@ class Conditionals(Rule):
         self.names = FunctionNames()
 
     def visit_If(self, node):
+        # Before the branches' own ifs are converted: which branch ends in a return.
+        returned = (self._has_returned(node.body),
+                    self._is_return_guard(node) or self._has_returned(node.orelse))
+        inputs = branch_inputs(node)
         self.generic_visit(node)
         if not is_staged_if(node):
             return node
         reject_container_mutation(node.body + node.orelse, self.context.source, "if")
         alias = self.context.runtime_alias
-        state = carried(node)
+        state = branch_outputs(node)
         defined = getanno(node, Anno.DEFINED_IN, frozenset())
         live_after = getanno(node, Anno.LIVE_OUT, frozenset())
         in_body, in_else = assigned_in(node.body), assigned_in(node.orelse)
         for name in state:
-            if name not in defined and name in live_after and not (name in in_body and
-                                                                   name in in_else):
+            # a branch that returned needs no value for it: after a return it is dead
+            unset = (name not in in_body and not returned[0]) or \
+                (name not in in_else and not returned[1])
+            if name not in defined and name in live_after and unset:
                 undefined_in_one_branch(node, name, self.context.source, self.function)
-        true_fn = body_function(self.names("if_true", node), state, node.body, state, node)
-        false_fn = body_function(self.names("if_false", node), state, node.orelse, state,
-                                 node.orelse[0] if node.orelse else node)
+        dead = [name for name in state if name not in self.context.exit_variables]
+        true_fn = body_function(self.names("if_true", node), state + inputs, node.body, state,
+                                node, dead if returned[0] else (), alias)
+        false_fn = body_function(self.names("if_false", node), state + inputs, node.orelse,
+                                 state, node.orelse[0] if node.orelse else node,
+                                 dead if returned[1] else (), alias)
         # A variable both branches assign before reading starts UNDEFINED: its value before
         # the `if` may not exist where the call is (a body function the `if` sits in).
         needed = defined & getanno(node, Anno.LIVE_IN, frozenset())
         call = runtime_call(alias, "if_stmt", node.test, load(true_fn.name),
                             load(false_fn.name), initial_values(state, needed, alias),
                             names_constant(state))
+        if inputs:
+            call.keywords.append(gast.keyword("inputs", initial_values(inputs, defined, alias)))
         return [true_fn, false_fn, result_assignment(state, call, node)]
+
+    def _has_returned(self, statements) -> bool:
+        """Does this block always end in a lowered ``return`` (``do_return = True``)?  Then
+        only the exit variables (the result, the flags) are live after it."""
+        flag = self.context.return_flag
+        for statement in statements:
+            if isinstance(statement, gast.Assign) and _assigns_true(statement, flag):
+                return True
+            if isinstance(statement, gast.If) and statement.orelse and \
+                    self._has_returned(statement.body) and self._has_returned(statement.orelse):
+                return True
+        return False
+
+    def _is_return_guard(self, node) -> bool:
+        """``if psc.not_(do_return): <rest>`` (ReturnStatements): its else has returned."""
+        test, flag = node.test, self.context.return_flag
+        return flag is not None and not node.orelse and isinstance(test, gast.Call) and \
+            isinstance(test.func, gast.Attribute) and test.func.attr == "not_" and \
+            len(test.args) == 1 and isinstance(test.args[0], gast.Name) and \
+            test.args[0].id == flag
+
+
+def _assigns_true(statement, name) -> bool:
+    return name is not None and len(statement.targets) == 1 and \
+        isinstance(statement.targets[0], gast.Name) and statement.targets[0].id == name and \
+        isinstance(statement.value, gast.Constant) and statement.value.value is True

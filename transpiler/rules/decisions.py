@@ -39,17 +39,41 @@ def range_call(node) -> str | None:
     return None
 
 
-def carried(node) -> list[str]:
-    """Variables a loop or branch must pass on: assigned inside and live at its entry or
-    after it (sorted, so generated code is deterministic)."""
-    live = set(getanno(node, Anno.LIVE_IN, frozenset())) | set(
-        getanno(node, Anno.LIVE_OUT, frozenset()))
+def _assigned_variables(node) -> set[str]:
+    """Variables the construct's body (and ``else``) assign, not its local functions."""
     assigned = assigned_in(node.body + getattr(node, "orelse", []))
     functions = {n.name for s in node.body + getattr(node, "orelse", [])
                  for n in walk(s) if isinstance(n, gast.FunctionDef)}
     if isinstance(node, gast.For):
         assigned -= writes(node.target)
-    return sorted((assigned & live) - functions)
+    return assigned - functions
+
+
+def carried(node) -> list[str]:
+    """Variables a loop or branch must pass on: assigned inside and live at its entry or
+    after it (sorted, so generated code is deterministic)."""
+    live = set(getanno(node, Anno.LIVE_IN, frozenset())) | set(
+        getanno(node, Anno.LIVE_OUT, frozenset()))
+    return sorted(_assigned_variables(node) & live)
+
+
+def branch_outputs(node: gast.If) -> list[str]:
+    """What a staged ``if`` gives back: variables its branches assign that are live after
+    it.  (Unlike a loop's state, a value only read inside is not unified: after
+    ``if c: return x`` the rest, ``x = x.sum()``..., is an ``if`` that must not make ``x``
+    one type on both paths.)"""
+    return sorted(_assigned_variables(node) & set(getanno(node, Anno.LIVE_OUT, frozenset())))
+
+
+def branch_inputs(node: gast.If) -> list[str]:
+    """What a staged ``if``'s branches read before assigning (so their functions take it
+    as a parameter) but nothing reads after the ``if``.  Call it before the branches are
+    rewritten: it reads the liveness of their first statements."""
+    def live_at_start(branch):
+        return getanno(branch[0], Anno.LIVE_IN, frozenset()) if branch else \
+            getanno(node, Anno.LIVE_OUT, frozenset())
+    read_first = set(live_at_start(node.body)) | set(live_at_start(node.orelse))
+    return sorted((_assigned_variables(node) & read_first) - set(branch_outputs(node)))
 
 
 def is_staged_for(node: gast.For, function: gast.FunctionDef) -> bool:

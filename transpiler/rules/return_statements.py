@@ -69,6 +69,8 @@ class ReturnStatements(Rule):
         alias = self.context.runtime_alias
         self.flag = fresh_name("do_return", node)
         self.value = fresh_name("retval", node)
+        self.context.return_flag = self.flag
+        self.context.exit_variables |= {self.flag, self.value}
         body, _ = self._block(node.body, in_loop=False)
         prologue = [assign(self.flag, gast.Constant(False, None), node.body[0]),
                     assign(self.value, gast.Attribute(load(alias), "UNDEFINED", gast.Load()),
