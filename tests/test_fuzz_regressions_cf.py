@@ -395,3 +395,77 @@ def test_assigned_in_one_branch_without_return_is_still_an_error():
     from runtime.errors import PSCNameError
     with pytest.raises(PSCNameError, match="assigned in one branch"):
         jit_ps(assigned_in_one_branch_no_return)(POSITIVE)
+
+
+# --- a guarded rest of the function that starts with a loop reads the loop's state -------
+# (the `if not do_return:` body function must take c5 and t1 as parameters)
+
+def fuzz_exits_guard_reads_loop_state(a0, a1):
+    t1 = np.full(3, 2.0)
+    t1 *= (t1 + (a0 + 2))
+    if np.sum(t1) < -1.25:
+        v2 = 3.0
+    elif not np.mean(a1) < 1.25:
+        for c3, k4 in zip([1.5, 0.5, 2.0], [-1, 3, 2]):
+            t1 = (t1 + a0)
+            a0 = (a0 + (0.5 / (np.abs(((a0 / (np.abs(k4) + 1.0)) - (k4 / (np.abs(a0) + 1.0)))) + 1.0)))
+            if c3 > 1.25:
+                continue
+        v2 = 1.0
+    elif np.max(a1) < 2.25:
+        t1[0] *= (np.where((2 * a0) > 2.25, (2.0 - a1), a1)).max()
+        v2 = 3.0
+    else:
+        v2 = 0.5
+    for c5 in [1.5]:
+        t1 = (t1 - 0.5)
+        if np.mean(np.abs(a1)) > -2.25:
+            t1 = (t1 - (c5 + 1))
+            break
+        if not np.abs(0.5) < -3.25:
+            return a1[np.argmax(t1)].astype(np.int64).astype(np.float64)
+    for c7 in (a1, a1, a0,):
+        c5 = (c5 - v2)
+        for i9 in range(3):
+            t1 = (t1 + (c5 - a0))
+            v10 = v2
+            if not np.max((v2 - 1.0)) < -2.25:
+                break
+            t1 += np.max(a0)
+        v11 = np.abs(np.where(t1[::-1] > 1.25, np.where(2.0 > 2.25, c7, -1), np.maximum(a1, 3.0)))
+    if v2 < 1.25:
+        v12 = (np.add(3.0, t1) + np.min(t1))
+    elif t1[-2] > 1.25 and np.negative(c5) < 1.25:
+        t1 -= (np.sum(a0[1:]) / (np.abs((np.negative(a0) + (1.5 - a0))) + 1.0))
+        v12 = a1[::-1]
+    else:
+        v12 = ((a1 + v2) / (np.abs((a1 / (np.abs(a1) + 1.0))) + 1.0))
+    return np.full((), 1, dtype=np.float64)
+
+
+EXITS_GUARD_CALLS = [
+    (np.array([2.0, 1.0, 0.0], dtype='<f8').reshape((3,)), np.array([1.0, -2.0, -1.0], dtype='<f8').reshape((3,)), ),
+    (np.array([0.0, 2.0, -3.0], dtype='<f8').reshape((3,)), np.array([-2.0, -3.0, -2.0], dtype='<f8').reshape((3,)), ),
+]
+
+
+def read_in_guard_then_loop(x):
+    for c in [1.5]:
+        if np.mean(x) > -2.25:
+            break
+        if c > 2.0:
+            return x
+    for d in (x, x):
+        c = c - 1.0
+        x = x + c
+    return x
+
+
+def test_fuzz_exits_guard_reads_loop_state():
+    for args in EXITS_GUARD_CALLS:
+        same(fuzz_exits_guard_reads_loop_state, *args)
+
+
+@pytest.mark.parametrize("x", [POSITIVE, f64(-9.0, -9.0, -9.0)])
+def test_read_in_guard_then_loop(x):
+    same(read_in_guard_then_loop, x)

@@ -81,8 +81,9 @@ class _Liveness:
         if isinstance(node, gast.Return):
             return reads(node.value) if node.value is not None else set()
         if isinstance(node, gast.If):
-            return reads(node.test) | self.block(node.body, live_out) | \
-                self.block(node.orelse, live_out)
+            branches = self.block(node.body, live_out) | self.block(node.orelse, live_out)
+            setanno(node, Anno.BRANCHES_LIVE_IN, frozenset(branches))
+            return reads(node.test) | branches
         if isinstance(node, gast.While):
             return self._loop(node, live_out, reads(node.test), set(), set())
         if isinstance(node, gast.For):

@@ -52,13 +52,12 @@ class Conditionals(Rule):
         # Before the branches' own ifs are converted: which branch ends in a return.
         returned = (self._has_returned(node.body),
                     self._is_return_guard(node) or self._has_returned(node.orelse))
-        inputs = branch_inputs(node)
         self.generic_visit(node)
         if not is_staged_if(node):
             return node
         reject_container_mutation(node.body + node.orelse, self.context.source, "if")
         alias = self.context.runtime_alias
-        state = branch_outputs(node)
+        state, inputs = branch_outputs(node), branch_inputs(node)
         defined = getanno(node, Anno.DEFINED_IN, frozenset())
         live_after = getanno(node, Anno.LIVE_OUT, frozenset())
         in_body, in_else = assigned_in(node.body), assigned_in(node.orelse)

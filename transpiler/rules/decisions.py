@@ -67,12 +67,8 @@ def branch_outputs(node: gast.If) -> list[str]:
 
 def branch_inputs(node: gast.If) -> list[str]:
     """What a staged ``if``'s branches read before assigning (so their functions take it
-    as a parameter) but nothing reads after the ``if``.  Call it before the branches are
-    rewritten: it reads the liveness of their first statements."""
-    def live_at_start(branch):
-        return getanno(branch[0], Anno.LIVE_IN, frozenset()) if branch else \
-            getanno(node, Anno.LIVE_OUT, frozenset())
-    read_first = set(live_at_start(node.body)) | set(live_at_start(node.orelse))
+    as a parameter) but nothing reads after the ``if``."""
+    read_first = set(getanno(node, Anno.BRANCHES_LIVE_IN, frozenset()))
     return sorted((_assigned_variables(node) & read_first) - set(branch_outputs(node)))
 
 
