@@ -469,3 +469,17 @@ def test_fuzz_exits_guard_reads_loop_state():
 @pytest.mark.parametrize("x", [POSITIVE, f64(-9.0, -9.0, -9.0)])
 def test_read_in_guard_then_loop(x):
     same(read_in_guard_then_loop, x)
+
+
+def rebound_in_branch_dead_after(x):
+    if x.sum() > 0:
+        x = x.sum()
+        y = x * np.ones(3)
+    else:
+        y = x
+    return y
+
+
+@pytest.mark.parametrize("x", [POSITIVE, NEGATIVE])
+def test_rebound_in_branch_dead_after(x):
+    same(rebound_in_branch_dead_after, x)

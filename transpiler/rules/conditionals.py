@@ -1,9 +1,13 @@
 """A staged ``if`` becomes `if_stmt` over two branch functions.
 
-Each branch takes the carried variables (assigned in a branch and live at the ``if`` or
-after it) and returns them; a variable assigned in only one branch, undefined before the
-``if`` and used after it is an error naming both places.  Ifs with static tests stay
-Python (only the taken branch is built).
+Each branch takes the carried variables (assigned in a branch and live after the ``if``)
+and returns them; a variable a branch reads before assigning it, but that nothing reads
+after the ``if``, is passed in only (``inputs=``), so its types on the two paths are never
+unified.  A branch that ends in a lowered ``return`` gives back ``psc.UNDEFINED`` for
+every variable but the exit variables (after a return they are dead), so they take the
+other branch's type.  A variable assigned in only one branch, undefined before the ``if``
+and used after it is an error naming both places, unless the other branch returned.
+Ifs with static tests stay Python (only the taken branch is built).
 
 >>> print(demo(Conditionals, '''
 ... def relu_or_scale(x, s):
@@ -23,6 +27,30 @@ def relu_or_scale(x, s):
         y = x * s
         return (y,)
     y, = psc.if_stmt(x.sum() > 0, if_true_L2, if_false_L2, (psc.UNDEFINED,), ('y',))
+    return y
+
+``x`` is read and rebound in a branch but dead after the ``if``: an input only.
+
+>>> print(demo(Conditionals, '''
+... def halve_then_shift(x):
+...     if x.sum() > 0:
+...         x = x * 0.5
+...         y = x + 1
+...     else:
+...         y = x
+...     return y
+... '''))
+def halve_then_shift(x):
+<BLANKLINE>
+    def if_true_L2(y, x):
+        x = x * 0.5
+        y = x + 1
+        return (y,)
+<BLANKLINE>
+    def if_false_L2(y, x):
+        y = x
+        return (y,)
+    y, = psc.if_stmt(x.sum() > 0, if_true_L2, if_false_L2, (psc.UNDEFINED,), ('y',), inputs=(x,))
     return y
 """
 from __future__ import annotations
