@@ -23,7 +23,8 @@ from jax import tree_util
 
 from . import sourcemap
 from .context import building, current_builder
-from .errors import PSCShapeError, PSCTracedValueError, PSCTypeError, PSCValueError
+from .errors import (PSCNameError, PSCShapeError, PSCTracedValueError, PSCTypeError,
+                     PSCValueError)
 from .ir import Value
 from .signature import LeafSpec
 from .translation import translate
@@ -31,11 +32,32 @@ from .translation import translate
 
 class _Undefined:
     """A variable without a value on some path (an early return's result before a return
-    ran).  Staged code gives it zeros of the type the other path gives it."""
+    ran).  Staged code gives it zeros of the type the other path gives it.
+
+    Computing with it is an error at the line: a traced ``if`` builds both branches, so a
+    branch Python would not take may read a variable that has no value yet."""
+
+    __array_ufunc__ = None   # NumPy defers to the operators below
 
     def __repr__(self):
         return "UNDEFINED"
 
+    def _used(self, *args, **kwargs):
+        raise current_builder().error(
+            PSCNameError, "a variable is read before it has a value on some path: a traced "
+            "if builds both of its branches, and a traced loop its body, even where Python "
+            "would not run them", "assign the variable before the if or loop")
+
+
+for _operator in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul",
+                  "and", "or", "xor", "lshift", "rshift", "lt", "le", "gt", "ge"):
+    setattr(_Undefined, f"__{_operator}__", _Undefined._used)
+    if _operator not in ("lt", "le", "gt", "ge"):
+        setattr(_Undefined, f"__r{_operator}__", _Undefined._used)
+for _operator in ("neg", "pos", "abs", "invert", "getitem", "bool", "len", "iter",
+                  "float", "int", "index", "array"):
+    setattr(_Undefined, f"__{_operator}__", _Undefined._used)
+del _operator
 
 UNDEFINED = _Undefined()
 NOT_NEEDED = object()   # for_stmt: the loop target is not used after the loop

@@ -483,3 +483,26 @@ def rebound_in_branch_dead_after(x):
 @pytest.mark.parametrize("x", [POSITIVE, NEGATIVE])
 def test_rebound_in_branch_dead_after(x):
     same(rebound_in_branch_dead_after, x)
+
+
+# --- a traced branch Python would not take reads a variable with no value yet -----------
+
+def reads_unassigned_in_untaken_branch(a0, a1):
+    for i in range(3):
+        if np.min(a0) > 100.0:
+            v2 = v2 + 1.0
+        else:
+            v2 = a1
+    return v2
+
+
+def test_reading_a_variable_without_value_in_a_traced_branch_is_a_name_error():
+    """Python takes the else branch and never reads v2 early; a staged if builds both
+    branches, so it cannot: a PSCNameError at the read, not a crash."""
+    from runtime.errors import PSCNameError
+    assert_same(reads_unassigned_in_untaken_branch(POSITIVE, NEGATIVE), NEGATIVE)
+    with pytest.raises(PSCNameError) as caught:
+        jit_ps(reads_unassigned_in_untaken_branch)(POSITIVE, NEGATIVE)
+    line = reads_unassigned_in_untaken_branch.__code__.co_firstlineno + 3
+    assert f"test_fuzz_regressions_cf.py:{line}:" in str(caught.value)
+    assert "assign the variable before" in str(caught.value)
