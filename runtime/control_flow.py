@@ -295,6 +295,18 @@ class _Retype(Exception):
         self.state, self.avals = state, avals
 
 
+_HELD = "held"   # an aval: a static Python number passed through the loop, not carried
+
+
+def _holdable(value) -> bool:
+    return type(value) in (bool, int, float, complex)
+
+
+def _unchanged(new, old) -> bool:
+    """The body gave back the same Python number (``repr`` tells -0.0 and NaN apart)."""
+    return type(new) is type(old) and _holdable(old) and repr(new) == repr(old)
+
+
 _MAX_TYPE_ROUNDS = 6   # weak types settle in a few rounds (int -> float -> complex at most)
 
 
@@ -317,8 +329,12 @@ def _staged_while(test_fn, body_fn, state, names, where_body=None, trip_count=No
     b = current_builder()
     where = ("before the loop", f"after an iteration ({where_body or _place(body_fn)})")
     state = tuple(state)
-    avals = [_aval(v) for v in tree_util.tree_leaves(state)]
+    leaves = tree_util.tree_leaves(state)
+    avals = [_aval(v) for v in leaves]
     trial = [presumed.get(i, a) for i, a in enumerate(avals)] if presumed else avals
+    # A Python number the body gives back unchanged stays static (as Python sees it:
+    # `c = c` keeps a static `if c < 0` after the loop working); tried first.
+    trial = [_HELD if _holdable(v) else a for v, a in zip(leaves, trial)]
     # Only a weak number, a static value or an UNDEFINED result can change type.
     learning = any(not isinstance(v, Value) or v.weak for v in tree_util.tree_leaves(state))
     for _ in range(_MAX_TYPE_ROUNDS if learning else 0):
@@ -329,6 +345,8 @@ def _staged_while(test_fn, body_fn, state, names, where_body=None, trip_count=No
             state, avals = retype.state, retype.avals
             trial = avals
     # Not settled after that many rounds: build with the last types, converting to them.
+    avals = [_aval(v) if a is _HELD else a for v, a in
+             zip(tree_util.tree_leaves(state), avals)]
     return _build_while(b, test_fn, body_fn, state, avals, names, where, trip_count,
                         max_trip_count, speculative=False)
 
@@ -342,7 +360,7 @@ def _build_while(b, test_fn, body_fn, state, avals, names, where, trip_count,
     those with the body's results gives ``avals``.  The kept build converts the body's
     results to ``avals``."""
     leaves, treedef, labels = _flatten(state, names)
-    carried = [i for i, a in enumerate(avals) if a is not None]
+    carried = [i for i, a in enumerate(avals) if a is not None and a is not _HELD]
 
     def unpack(values):
         full = list(leaves)
@@ -381,8 +399,10 @@ def _check_settled(state, out, before, avals, names, labels, treedef, where) -> 
         raise _Retype(expanded, [_aval(v) for v in leaves])
     out_leaves, out_treedef = tree_util.tree_flatten(_expand_undefined(out, state))
     _check_structure(names, treedef, out_treedef, "in the loop")
-    new = [_unify(label, a, _aval(v), where)
-           for label, a, v in zip(labels, before, out_leaves)]
+    old_leaves = tree_util.tree_leaves(state)
+    new = [(_HELD if _unchanged(v, old) else _unify(label, _aval(old), _aval(v), where))
+           if a is _HELD else _unify(label, b, _aval(v), where)
+           for label, a, b, v, old in zip(labels, avals, before, out_leaves, old_leaves)]
     if new != avals:
         raise _Retype(state, new)
 

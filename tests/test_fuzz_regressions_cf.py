@@ -506,3 +506,29 @@ def test_reading_a_variable_without_value_in_a_traced_branch_is_a_name_error():
     line = reads_unassigned_in_untaken_branch.__code__.co_firstlineno + 3
     assert f"test_fuzz_regressions_cf.py:{line}:" in str(caught.value)
     assert "assign the variable before" in str(caught.value)
+
+
+# --- a Python number a staged loop gives back unchanged stays static ---------------------
+
+def static_number_through_staged_loop(a0):
+    for c1 in [1.0, 2.0, 0.5, 1.5]:
+        for i3 in range(4):
+            c1 = c1
+            a0 = (a0 - a0[np.argmax(a0)])
+        if c1 < -3.25:      # a Python `if`: c1 is static
+            return c1
+    return 0.5
+
+
+def changed_number_through_staged_loop(a0):
+    c = 0.0
+    for i in range(3):
+        c = -c
+        a0 = a0 + c
+    return a0, c
+
+
+@pytest.mark.parametrize("a0", [np.array([0, 3, 3]), np.array([-3, 3, 3])])
+def test_static_number_through_staged_loop(a0):
+    same(static_number_through_staged_loop, a0)
+    same(changed_number_through_staged_loop, a0.astype(np.float64))
