@@ -23,7 +23,8 @@ from jax import tree_util
 
 from . import sourcemap
 from .context import building, current_builder
-from .errors import PSCShapeError, PSCTracedValueError, PSCTypeError, PSCValueError
+from .errors import (PSCNameError, PSCShapeError, PSCTracedValueError, PSCTypeError,
+                     PSCValueError)
 from .ir import Value
 from .signature import LeafSpec
 from .translation import translate
@@ -31,11 +32,32 @@ from .translation import translate
 
 class _Undefined:
     """A variable without a value on some path (an early return's result before a return
-    ran).  Staged code gives it zeros of the type the other path gives it."""
+    ran).  Staged code gives it zeros of the type the other path gives it.
+
+    Computing with it is an error at the line: a traced ``if`` builds both branches, so a
+    branch Python would not take may read a variable that has no value yet."""
+
+    __array_ufunc__ = None   # NumPy defers to the operators below
 
     def __repr__(self):
         return "UNDEFINED"
 
+    def _used(self, *args, **kwargs):
+        raise current_builder().error(
+            PSCNameError, "a variable is read before it has a value on some path: a traced "
+            "if builds both of its branches, and a traced loop its body, even where Python "
+            "would not run them", "assign the variable before the if or loop")
+
+
+for _operator in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul",
+                  "and", "or", "xor", "lshift", "rshift", "lt", "le", "gt", "ge"):
+    setattr(_Undefined, f"__{_operator}__", _Undefined._used)
+    if _operator not in ("lt", "le", "gt", "ge"):
+        setattr(_Undefined, f"__r{_operator}__", _Undefined._used)
+for _operator in ("neg", "pos", "abs", "invert", "getitem", "bool", "len", "iter",
+                  "float", "int", "index", "array"):
+    setattr(_Undefined, f"__{_operator}__", _Undefined._used)
+del _operator
 
 UNDEFINED = _Undefined()
 NOT_NEEDED = object()   # for_stmt: the loop target is not used after the loop
@@ -192,20 +214,27 @@ def _build_branch(b, index, fn, state):
 
 # --- if -------------------------------------------------------------------------------------
 
-def if_stmt(test, true_fn, false_fn, state, names):
+def if_stmt(test, true_fn, false_fn, state, names, inputs=()):
     """``if test:`` with branches as functions of the carried variables ``state``.
 
-    Each branch takes the carried values and returns them updated (a tuple).  A static
-    ``test`` runs one branch as Python; a traced one builds both and selects.  Each branch
-    is built once: the carried types are unified from what the two built branches give
-    back, and each branch region ends with the conversions to them (so nested ``if``s
-    build in time linear in their size).
+    Each branch takes the carried values, then ``inputs`` (variables a branch reads and
+    assigns but that nothing reads after the ``if``), and returns the carried values
+    updated (a tuple).  A static ``test`` runs one branch as Python; a traced one builds
+    both and selects.  Each branch is built once: the carried types are unified from what
+    the two built branches give back, and each branch region ends with the conversions to
+    them (so nested ``if``s build in time linear in their size).
+
+    A branch gives back UNDEFINED for what it leaves without a value (a branch that
+    returned: every variable but the result is dead); the other branch's type is carried.
+    A flag both branches give back as the same static bool stays static (after an ``if``
+    whose branches both return, what follows is skipped as Python).
     """
     if not isinstance(test, Value):
-        return tuple(true_fn(*state) if test else false_fn(*state))
+        return tuple(true_fn(*state, *inputs) if test else false_fn(*state, *inputs))
     b = current_builder()
     pred = truth(test)
-    built = [_build_branch(b, i, fn, state) for i, fn in enumerate((true_fn, false_fn))]
+    built = [_build_branch(b, i, fn, (*state, *inputs))
+             for i, fn in enumerate((true_fn, false_fn))]
     state = _expand_undefined(state, *(out for _, out in built))
     built = [(sub, _expand_undefined(out, state)) for sub, out in built]
     leaves, treedef, labels = _flatten(state, names)
@@ -218,18 +247,24 @@ def if_stmt(test, true_fn, false_fn, state, names):
         out_leaves, out_treedef = tree_util.tree_flatten(out)
         _check_structure(names, treedef, out_treedef, "between the branches")
         results.append(out_leaves)
-    avals = [_unify(label, _aval(t), _aval(f), where)
-             for label, t, f in zip(labels, *results)]
-    if all(a is None for a in avals):   # nothing carried: the branches have no effect
-        return tuple(state)
+    static = [t if _same_static_bool(t, f) else UNDEFINED for t, f in zip(*results)]
+    avals = [None if kept is not UNDEFINED else _unify(label, _aval(t), _aval(f), where)
+             for label, t, f, kept in zip(labels, *results, static)]
     finished = []
-    for (sub, _), out_leaves in zip(built, results):
-        with building(sub):
-            finished.append((sub, [_carried(sub, v, a)
-                                   for v, a in zip(out_leaves, avals) if a is not None]))
-    chosen = iter(b.conditional_from_branches(pred, finished))
-    merged = [next(chosen) if a is not None else UNDEFINED for a in avals]
+    if any(a is not None for a in avals):   # else nothing traced is carried
+        for (sub, _), out_leaves in zip(built, results):
+            with building(sub):
+                finished.append((sub, [_carried(sub, v, a)
+                                       for v, a in zip(out_leaves, avals) if a is not None]))
+    chosen = iter(b.conditional_from_branches(pred, finished) if finished else ())
+    merged = [next(chosen) if a is not None else kept for a, kept in zip(avals, static)]
     return tree_util.tree_unflatten(treedef, merged)
+
+
+def _same_static_bool(true_value, false_value) -> bool:
+    """Both branches give back the same Python bool (a flag set on both paths)."""
+    return type(true_value) is bool and type(false_value) is bool and \
+        true_value == false_value
 
 
 # --- while ----------------------------------------------------------------------------------
@@ -260,6 +295,18 @@ class _Retype(Exception):
         self.state, self.avals = state, avals
 
 
+_HELD = "held"   # an aval: a static Python number passed through the loop, not carried
+
+
+def _holdable(value) -> bool:
+    return type(value) in (bool, int, float, complex)
+
+
+def _unchanged(new, old) -> bool:
+    """The body gave back the same Python number (``repr`` tells -0.0 and NaN apart)."""
+    return type(new) is type(old) and _holdable(old) and repr(new) == repr(old)
+
+
 _MAX_TYPE_ROUNDS = 6   # weak types settle in a few rounds (int -> float -> complex at most)
 
 
@@ -282,8 +329,12 @@ def _staged_while(test_fn, body_fn, state, names, where_body=None, trip_count=No
     b = current_builder()
     where = ("before the loop", f"after an iteration ({where_body or _place(body_fn)})")
     state = tuple(state)
-    avals = [_aval(v) for v in tree_util.tree_leaves(state)]
+    leaves = tree_util.tree_leaves(state)
+    avals = [_aval(v) for v in leaves]
     trial = [presumed.get(i, a) for i, a in enumerate(avals)] if presumed else avals
+    # A Python number the body gives back unchanged stays static (as Python sees it:
+    # `c = c` keeps a static `if c < 0` after the loop working); tried first.
+    trial = [_HELD if _holdable(v) else a for v, a in zip(leaves, trial)]
     # Only a weak number, a static value or an UNDEFINED result can change type.
     learning = any(not isinstance(v, Value) or v.weak for v in tree_util.tree_leaves(state))
     for _ in range(_MAX_TYPE_ROUNDS if learning else 0):
@@ -294,6 +345,8 @@ def _staged_while(test_fn, body_fn, state, names, where_body=None, trip_count=No
             state, avals = retype.state, retype.avals
             trial = avals
     # Not settled after that many rounds: build with the last types, converting to them.
+    avals = [_aval(v) if a is _HELD else a for v, a in
+             zip(tree_util.tree_leaves(state), avals)]
     return _build_while(b, test_fn, body_fn, state, avals, names, where, trip_count,
                         max_trip_count, speculative=False)
 
@@ -307,7 +360,7 @@ def _build_while(b, test_fn, body_fn, state, avals, names, where, trip_count,
     those with the body's results gives ``avals``.  The kept build converts the body's
     results to ``avals``."""
     leaves, treedef, labels = _flatten(state, names)
-    carried = [i for i, a in enumerate(avals) if a is not None]
+    carried = [i for i, a in enumerate(avals) if a is not None and a is not _HELD]
 
     def unpack(values):
         full = list(leaves)
@@ -346,8 +399,10 @@ def _check_settled(state, out, before, avals, names, labels, treedef, where) -> 
         raise _Retype(expanded, [_aval(v) for v in leaves])
     out_leaves, out_treedef = tree_util.tree_flatten(_expand_undefined(out, state))
     _check_structure(names, treedef, out_treedef, "in the loop")
-    new = [_unify(label, a, _aval(v), where)
-           for label, a, v in zip(labels, before, out_leaves)]
+    old_leaves = tree_util.tree_leaves(state)
+    new = [(_HELD if _unchanged(v, old) else _unify(label, _aval(old), _aval(v), where))
+           if a is _HELD else _unify(label, b, _aval(v), where)
+           for label, a, b, v, old in zip(labels, avals, before, out_leaves, old_leaves)]
     if new != avals:
         raise _Retype(state, new)
 

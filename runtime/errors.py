@@ -161,6 +161,13 @@ class PSCUnsupportedCallError(PSCError, NotImplementedError):
     kind = "unsupported call"
 
 
+class PSCInternalError(PSCError, RuntimeError):
+    """A bug in psc-transpiler itself (generated code that does not compile...), reported
+    at the user's function so that it is never a bare Python error from generated code."""
+
+    kind = "internal error"
+
+
 class PSCTracedValueError(PSCError, TypeError):
     """A traced (run-time) value used where a static (build-time) one is required (a
     ``TypeError``, as JAX's concretization errors are)."""

@@ -20,6 +20,10 @@ node (``copy.copy``) keeps them and unparsing ignores them.
   (``t = np.full(4, .5)``): even when traced (reassigned under a traced ``if``) they may
   hold a NumPy value when the program is built.
 * `Anno.STOP_FLAG` (on loops whose ``break`` was lowered): the flag variable's name.
+* `Anno.BRANCHES_LIVE_IN` (on ``if`` statements, by liveness): what is live at the start
+  of either branch (`LIVE_IN` less what only the test reads).
+* `Anno.RETURNS_INSIDE` (on loops holding a ``return`` that `ReturnStatements` lowered):
+  True.  The result variable it carries may be traced, which stages the loop.
 """
 from __future__ import annotations
 
@@ -37,6 +41,8 @@ class Anno(enum.Enum):
     VARIABLE_TIMES = "variable_times"
     STATIC_BOUND = "static_bound"
     STOP_FLAG = "stop_flag"
+    RETURNS_INSIDE = "returns_inside"
+    BRANCHES_LIVE_IN = "branches_live_in"
 
 
 class BindingTime(enum.Enum):

@@ -114,6 +114,7 @@ class _Generated:
         self.source = run_nested(function_source, fn)
         location = SourceLocation(self.source.file, self.source.first_line if
                                   self.source.lambda_at is None else self.source.lambda_at[0])
+        self.location = location
         run_nested(self._load, static_argnames, generated_dir, location=location)
 
     def _load(self, static_argnames, generated_dir):
@@ -129,7 +130,7 @@ class _Generated:
         label = f"{self.source.file}:{getattr(code, 'co_qualname', fn.__qualname__)}"
         if on_disk is not None:   # no parse of the source: its names come from the code
             self.text, self.from_disk = on_disk, True
-            self.code = compile_generated(self.text, self.source.file, label)
+            self.code = compile_generated(self.text, self.source.file, label, self.location)
             self.free_names = names_read_by(self.code)
         else:
             transpiled = transpile_function(
@@ -138,7 +139,7 @@ class _Generated:
             self.text = emit_module(os.path.basename(self.source.file), [transpiled],
                                     imports)
             self.free_names, self.from_disk = set(transpiled.free_names), False
-            self.code = compile_generated(self.text, self.source.file, label)
+            self.code = compile_generated(self.text, self.source.file, label, self.location)
 
     def build_function(self):
         namespace = namespace_for(self.fn, self.free_names)

@@ -19,24 +19,36 @@ import runtime.numpy_api as numpy_mirror
 from emit.sourcemap import line_map
 from runtime import sourcemap
 from runtime.primitives import GENERATED_PREFIX
-from runtime.errors import SourceLocation
+from runtime.errors import PSCInternalError, SourceLocation
 
 from .analysis.resolve import Kind, classify_value
 from .file_outline import FileVersion, file_outline
 
 
-def compile_generated(text: str, source_file: str, label: str):
-    """Compile generated ``text``; register it for tracebacks and for source locations."""
+def compile_generated(text: str, source_file: str, label: str,
+                      location: SourceLocation | None = None):
+    """Compile generated ``text``; register it for tracebacks and for source locations.
+
+    Generated code that Python refuses is a bug of the rules (or a damaged module on
+    disk), never the user's: a `PSCInternalError` at the user's function (``location``),
+    not a SyntaxError pointing into text the user never wrote."""
     filename = f"{GENERATED_PREFIX} {label}>"
     linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
-    tree = ast.parse(text, filename)   # parsed once: for the line map and for compile
+    try:
+        tree = ast.parse(text, filename)   # parsed once: for the line map and for compile
+        code = compile(tree, filename, "exec")
+    except SyntaxError as error:
+        raise PSCInternalError(
+            f"the code generated for {label.rsplit(':', 1)[-1]} does not compile: "
+            f"{error.msg} (generated line {error.lineno})", location,
+            "this is a bug in psc-transpiler: please report it with the function") from error
     mapping = {}
     for generated_line, source_line in line_map(text, tree).items():
         line_text = linecache.getline(source_file, source_line)
         col = len(line_text) - len(line_text.lstrip())
         mapping[generated_line] = SourceLocation(source_file, source_line, col)
     sourcemap.register(filename, mapping)
-    return compile(tree, filename, "exec")
+    return code
 
 
 def staged_view(value):

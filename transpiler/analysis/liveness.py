@@ -49,6 +49,17 @@ def assigned_in(statements) -> set[str]:
     return found
 
 
+def assigned_variables(node) -> set[str]:
+    """Variables a loop's or branch's body (and ``else``) assign: not its local functions,
+    not a ``for`` loop's own target."""
+    assigned = assigned_in(node.body + getattr(node, "orelse", []))
+    functions = {n.name for s in node.body + getattr(node, "orelse", [])
+                 for n in walk(s) if isinstance(n, gast.FunctionDef)}
+    if isinstance(node, gast.For):
+        assigned -= writes(node.target)
+    return assigned - functions
+
+
 def carried(node) -> list[str]:
     """Variables a loop or branch must pass on: assigned inside and live at its entry or
     after it (sorted, so generated code is deterministic).  Needs the liveness annotations;
@@ -56,12 +67,7 @@ def carried(node) -> list[str]:
     which loops stage."""
     live = set(getanno(node, Anno.LIVE_IN, frozenset())) | set(
         getanno(node, Anno.LIVE_OUT, frozenset()))
-    assigned = assigned_in(node.body + getattr(node, "orelse", []))
-    functions = {n.name for s in node.body + getattr(node, "orelse", [])
-                 for n in walk(s) if isinstance(n, gast.FunctionDef)}
-    if isinstance(node, gast.For):
-        assigned -= writes(node.target)
-    return sorted((assigned & live) - functions)
+    return sorted(assigned_variables(node) & live)
 
 
 class _Liveness:
@@ -96,8 +102,9 @@ class _Liveness:
         if isinstance(node, gast.Return):
             return reads(node.value) if node.value is not None else set()
         if isinstance(node, gast.If):
-            return reads(node.test) | self.block(node.body, live_out) | \
-                self.block(node.orelse, live_out)
+            branches = self.block(node.body, live_out) | self.block(node.orelse, live_out)
+            setanno(node, Anno.BRANCHES_LIVE_IN, frozenset(branches))
+            return reads(node.test) | branches
         if isinstance(node, gast.While):
             return self._loop(node, live_out, reads(node.test), set(), set())
         if isinstance(node, gast.For):

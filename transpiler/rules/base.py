@@ -13,6 +13,10 @@ class RuleContext:
     source: object              # transpiler.source.FunctionSource
     runtime_alias: str = "psc"  # how generated code names the runtime package
     builder_name: str = "b"     # the build function's builder parameter
+    # Set by the exit lowerings: the flag of a lowered `return` and every variable they
+    # introduced (flags, the result), which Conditionals keeps live after a return.
+    return_flag: str | None = None
+    exit_variables: set = dataclasses.field(default_factory=set)
 
 
 class Rule(gast.NodeTransformer):

@@ -56,23 +56,33 @@ class BreakContinue(Rule):
 
     rewrites = frozenset({gast.Break, gast.Continue})
 
-    def _needs_lowering(self, loop, kind) -> bool:
-        exits = _own_exits(loop, kind)
-        return bool(exits) and (any(exits) or is_staged_loop(loop, self.function))
+    def _lowers_exits(self, loop) -> bool:
+        """Does this loop's ``break``/``continue`` need flags?  When one exit does, all do:
+        a lowered exit makes the loop a body function (a ``break`` flag is `for_stmt`'s
+        ``stop``; a flag set under a traced ``if`` is traced state that stages the loop),
+        where a ``break`` or ``continue`` left as Python would not compile.  A lowered
+        ``return`` inside makes the loop carry the result, which may be traced: the same."""
+        exits = _own_exits(loop, gast.Break) + _own_exits(loop, gast.Continue)
+        return bool(exits) and (any(exits) or is_staged_loop(loop, self.function) or
+                                getanno(loop, Anno.RETURNS_INSIDE, False))
 
     def _loop(self, node):
         self.generic_visit(node)
         alias = self.context.runtime_alias
         line = getattr(getanno(node, Anno.ORIGIN), "line", node.lineno)
         before = []
-        if self._needs_lowering(node, gast.Continue):
+        if not self._lowers_exits(node):
+            return node
+        if _own_exits(node, gast.Continue):
             flag = fresh_name(f"continue_L{line}", self.function)
+            self.context.exit_variables.add(flag)
             body, _ = lower_exits(node.body, lambda s: isinstance(s, gast.Continue),
                                   lambda s: [assign(flag, gast.Constant(True, None), s)],
                                   flag, alias)
             node.body = [assign(flag, gast.Constant(False, None), node)] + body
-        if self._needs_lowering(node, gast.Break):
+        if _own_exits(node, gast.Break):
             flag = fresh_name(f"break_L{line}", self.function)
+            self.context.exit_variables.add(flag)
             node.body, _ = lower_exits(node.body, lambda s: isinstance(s, gast.Break),
                                        lambda s: [assign(flag, gast.Constant(True, None), s)],
                                        flag, alias)

@@ -25,11 +25,16 @@ def names_constant(names) -> gast.Tuple:
     return gast.Tuple([gast.Constant(n, None) for n in names], gast.Load())
 
 
-def body_function(name: str, params, body, returns, origin_from) -> gast.FunctionDef:
-    """``def name(params): <body>; return (returns,)``."""
+def body_function(name: str, params, body, returns, origin_from, dead=(),
+                  alias="psc") -> gast.FunctionDef:
+    """``def name(params): <body>; return (returns,)``; names in ``dead`` are returned as
+    ``psc.UNDEFINED`` (a branch that returned leaves them without a value)."""
     statements = list(body) or ([] if returns is not None else [gast.Pass()])
     if returns is not None:
-        statements.append(gast.Return(tuple_of(returns, gast.Load)))
+        values = tuple_of(returns, gast.Load)
+        values.elts = [gast.Attribute(load(alias), "UNDEFINED", gast.Load())
+                       if element.id in dead else element for element in values.elts]
+        statements.append(gast.Return(values))
     function = gast.FunctionDef(name, parameters(params), statements, [], None, None)
     gast.copy_location(function, origin_from)
     with_origin(function.args, origin_from)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import gast
 
-from ..analysis.liveness import carried  # noqa: F401  (the rules import it from here)
+from ..analysis.liveness import assigned_variables, carried  # noqa: F401  (carried: for rules)
 from ..analysis.resolve import resolution_of
 from ..anno import Anno, BindingTime, getanno
 
@@ -36,6 +36,21 @@ def range_call(node) -> str | None:
         if resolved is not None and (resolved.qualname or "").endswith(".static_range"):
             return "static_range"
     return None
+
+
+def branch_outputs(node: gast.If) -> list[str]:
+    """What a staged ``if`` gives back: variables its branches assign that are live after
+    it.  (Unlike a loop's state, a value only read inside is not unified: after
+    ``if c: return x`` the rest, ``x = x.sum()``..., is an ``if`` that must not make ``x``
+    one type on both paths.)"""
+    return sorted(assigned_variables(node) & set(getanno(node, Anno.LIVE_OUT, frozenset())))
+
+
+def branch_inputs(node: gast.If) -> list[str]:
+    """What a staged ``if``'s branches read before assigning (so their functions take it
+    as a parameter) but nothing reads after the ``if``."""
+    read_first = set(getanno(node, Anno.BRANCHES_LIVE_IN, frozenset()))
+    return sorted((assigned_variables(node) & read_first) - set(branch_outputs(node)))
 
 
 def is_staged_for(node: gast.For, function: gast.FunctionDef) -> bool:

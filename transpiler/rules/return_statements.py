@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import gast
 
+from ..anno import Anno, setanno
 from .base import Rule, demo  # noqa: F401  (demo: used by the doctest)
 from .decisions import is_staged_if
 from .flags import assign, fresh_name, guarded, load, with_origin
@@ -68,6 +69,8 @@ class ReturnStatements(Rule):
         alias = self.context.runtime_alias
         self.flag = fresh_name("do_return", node)
         self.value = fresh_name("retval", node)
+        self.context.return_flag = self.flag
+        self.context.exit_variables |= {self.flag, self.value}
         body, _ = self._block(node.body, in_loop=False)
         prologue = [assign(self.flag, gast.Constant(False, None), node.body[0]),
                     assign(self.value, gast.Attribute(load(alias), "UNDEFINED", gast.Load()),
@@ -96,6 +99,8 @@ class ReturnStatements(Rule):
                 returns = in_body or in_else
             elif isinstance(statement, (gast.For, gast.While)):
                 statement.body, returns = self._block(statement.body, True)
+                if returns:   # BreakContinue: the loop may stage, carrying the result
+                    setanno(statement, Anno.RETURNS_INSIDE, True)
                 statement.orelse, in_else = self._block(statement.orelse, in_loop)
                 returns = returns or in_else
             new.append(statement)

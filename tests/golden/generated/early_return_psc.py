@@ -24,12 +24,12 @@ def build_first_above(b, x, threshold):  # early_return.py:6
         return (break_L7, do_return, retval)  # early_return.py:8
     break_L7, do_return, retval = psc.for_stmt(psc.range_(x.shape[0]), for_body_L7, (break_L7, do_return, retval), ('break_L7', 'do_return', 'retval'), stop='break_L7')  # early_return.py:7
 
-    def if_true_L10(do_return, retval):  # early_return.py:10
+    def if_true_L10(retval):  # early_return.py:10
         retval = -1  # early_return.py:10
         do_return = True  # early_return.py:10
-        return (do_return, retval)  # early_return.py:10
+        return (retval,)  # early_return.py:10
 
-    def if_false_L10(do_return, retval):  # early_return.py:10
-        return (do_return, retval)  # early_return.py:10
-    do_return, retval = psc.if_stmt(psc.not_(do_return), if_true_L10, if_false_L10, (do_return, retval), ('do_return', 'retval'))  # early_return.py:10
+    def if_false_L10(retval):  # early_return.py:10
+        return (retval,)  # early_return.py:10
+    retval, = psc.if_stmt(psc.not_(do_return), if_true_L10, if_false_L10, (retval,), ('retval',))  # early_return.py:10
     return retval  # early_return.py:10
