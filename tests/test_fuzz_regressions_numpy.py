@@ -220,6 +220,8 @@ def sort_none(v): return np.sort(v, axis=None)
 def squeeze0(v): return np.squeeze(v, axis=0)
 def add_reduce0(v): return np.add.reduce(v, axis=0)
 def maximum_reduce(v): return np.maximum.reduce(v)
+def repeat0(v): return np.repeat(v, 2, axis=0)
+def repeat_minus1(v): return np.repeat(v, 3, axis=-1)
 def in_untaken_where(v): return np.where(v > 100, np.max(v, axis=0), np.sum(v, axis=-1))
 
 
@@ -244,16 +246,20 @@ def flip0(v): return np.flip(v, axis=0)
 def squeeze_tuple(v): return np.squeeze(v, axis=(0,))
 def add_accumulate(v): return np.add.accumulate(v)
 def method_sum_tuple(v): return v.sum(axis=(0,))
+def sum_bool_axis(v): return np.sum(v, axis=False)
+def roll0(v): return np.roll(v, 1, axis=0)
+def repeat1(v): return np.repeat(v, 2, axis=1)
 
 
 ACCEPTED_FUNCTIONS = [sum0, sum_minus1, prod0, max0, min_minus1, amax0, any0, all_minus1,
                       sum_keepdims, max_keepdims, sum_empty_tuple, argmax0, argmin_minus1,
                       argmax_keepdims, cumsum0, cumprod_minus1, cumsum_default,
                       argsort_default, argsort0, argsort_none, sort_none, squeeze0,
-                      add_reduce0, maximum_reduce, in_untaken_where]
+                      add_reduce0, maximum_reduce, repeat0, repeat_minus1, in_untaken_where]
 ACCEPTED_METHODS = [method_sum0, method_max_minus1, method_argmin0, method_cumsum0]
 REFUSED = [sum1, sum_tuple, max_minus2, argmax1, cumsum1, mean0, std0, var_minus1, sort0,
-           sort_default, flip0, squeeze_tuple, add_accumulate, method_sum_tuple]
+           sort_default, flip0, squeeze_tuple, add_accumulate, method_sum_tuple,
+           sum_bool_axis, roll0, repeat1]
 ZERO_D_VALUES = [np.float32(1.5), np.array(-2.0), np.array(3, np.int64), np.array(True)]
 
 

@@ -185,6 +185,8 @@ def full_like_value(b: Builder, value, like: Value, dtype=None) -> Value:
 
 def normalize_axis(b: Builder, axis, ndim: int) -> int:
     try:
+        if isinstance(axis, (bool, np.bool_)):   # NumPy refuses them, as not integers
+            raise TypeError
         axis = operator.index(axis)
     except TypeError:
         raise b.error(PSCTypeError, f"axis must be an integer, got {axis!r}") from None
@@ -218,7 +220,7 @@ def reduction_axes(b: Builder, axis, ndim: int) -> tuple[int, ...]:
 
 def _is_0_or_minus_1(axis) -> bool:
     try:
-        return operator.index(axis) in (0, -1)
+        return not isinstance(axis, (bool, np.bool_)) and operator.index(axis) in (0, -1)
     except TypeError:
         return False   # normalize_axes says what is wrong with it
 

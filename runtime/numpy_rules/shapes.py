@@ -354,6 +354,7 @@ def repeat(b, a, repeats, axis=None):
     x = lift(b, a)
     if axis is None:
         x, axis = b.reshape(x, (x.size,)), 0
+    x = raveled_if_0d(b, x)   # NumPy: a 0-d operand repeats as 1-d (axis 0 or -1)
     axis = normalize_axis(b, axis, x.ndim)
     count = static_int(b, repeats, "repeats") if not isinstance(repeats, (list, tuple,
                                                                           np.ndarray)) \
