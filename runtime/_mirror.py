@@ -7,7 +7,7 @@ import types
 import numpy as np
 
 from .context import current_builder
-from .translation import has_traced, lookup_rule, translate
+from .translation import has_traced, lookup_rule, translate_numpy
 from .errors import PSCUnsupportedCallError
 
 
@@ -24,7 +24,8 @@ def mirror_function(fn, qualified_name: str):
                                 "take traced arrays", "use a supported NumPy function, or "
                                 "register a rule with register_translation_rule")
         rule_key = qualified_name if lookup_rule(qualified_name) is not None else fn
-        return translate(current_builder(), rule_key, *args, **kwargs)
+        # A NumPy function returns NumPy values: strong even for Python-scalar operands.
+        return translate_numpy(current_builder(), rule_key, *args, **kwargs)
     staged.__psc_mirror_of__ = fn
     if isinstance(fn, np.ufunc):
         _mirror_ufunc_attributes(staged, fn, qualified_name)
@@ -50,7 +51,7 @@ def _dtype_constructor(scalar_type, qualified_name: str):
     def convert(value=0, *args, **kwargs):
         if not has_traced(value):
             return scalar_type(value, *args, **kwargs)
-        return translate(current_builder(), "numpy.ndarray.astype", value, scalar_type)
+        return translate_numpy(current_builder(), "numpy.ndarray.astype", value, scalar_type)
     convert.__name__ = scalar_type.__name__
     convert.__qualname__ = qualified_name
     convert.__psc_mirror_of__ = scalar_type

@@ -19,7 +19,7 @@ from . import reference
 from .context import current_builder, has_builder
 from .errors import PSCSyntaxError, PSCTypeError, PSCUnsupportedCallError
 from .ir import Value
-from .translation import has_traced, lookup_rule, translate
+from .translation import has_traced, is_numpy_function, lookup_rule, translate, translate_numpy
 
 _transpile_hook = None        # set by the transpiler: python function -> build function
 GENERATED_PREFIX = "<psc-generated"   # file name prefix of code compiled from generated text
@@ -47,7 +47,9 @@ def transpiled(fn):
     neither a primitive nor source the transpiler can read.
     """
     if lookup_rule(fn) is not None:
-        return lambda *args, **kwargs: translate(current_builder(), fn, *args, **kwargs)
+        # NumPy functions give strong results; builtins (abs, divmod) keep Python's types.
+        apply = translate_numpy if is_numpy_function(fn) else translate
+        return lambda *args, **kwargs: apply(current_builder(), fn, *args, **kwargs)
     if getattr(fn, "__psc_mirror_of__", None) is not None or \
             getattr(fn, "__psc_primitive__", False):
         return fn   # a NumPy mirror function or a primitive (grad(f)...) stages by itself

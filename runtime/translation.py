@@ -12,6 +12,11 @@ the decorator can look up what a name is bound to at run time.  As in the JAX pa
 
 `translate(b, fn, *args)` is what generated code calls: with no traced value among the
 arguments it simply calls ``fn`` (the result is static); otherwise it applies the rule.
+
+Rules give a *weak* result when every operand is weak (a Python number, `Value.weak`): that
+is what Python's own operators do (``s * 2``, ``-s``, ``abs(s)`` stay Python numbers).  A
+NumPy *function* returns a NumPy value, strong whatever its operands (``np.abs(2.0)`` is an
+``np.float64``), so calls of NumPy functions go through `translate_numpy`.
 """
 from __future__ import annotations
 
@@ -124,3 +129,28 @@ def translate(b, fn, *args, **kwargs):
                       "use a supported NumPy function, or register a rule with "
                       "register_translation_rule")
     return rule(b, *args, **kwargs)
+
+
+def translate_numpy(b, fn, *args, **kwargs):
+    """`translate` for a call of a NumPy function: its traced results are strong."""
+    return strong(b, translate(b, fn, *args, **kwargs))
+
+
+def is_numpy_function(fn) -> bool:
+    """True for an object whose rule is registered under a ``numpy.`` name."""
+    name = fn if isinstance(fn, str) else qualified_name(fn)
+    return name is not None and name.startswith("numpy.")
+
+
+def strong(b, tree):
+    """``tree`` with each weak `Value` replaced by a strong copy, as a NumPy function turns
+    Python scalars into NumPy scalars (``x_float32 * np.abs(2.0)`` is float64).  A copy, not
+    the flag flipped in place: a rule may return one of its operands (``np.asarray(v)``),
+    and ``v`` itself must stay weak."""
+    def make_strong(leaf):
+        if not (isinstance(leaf, Value) and leaf.weak):
+            return leaf
+        copy = b.broadcast_in_dim(leaf, leaf.shape, range(leaf.ndim))   # identity
+        copy.weak = False
+        return copy
+    return tree_util.tree_map(make_strong, tree)

@@ -187,6 +187,8 @@ def full_like_value(b: Builder, value, like: Value, dtype=None) -> Value:
 
 def normalize_axis(b: Builder, axis, ndim: int) -> int:
     try:
+        if isinstance(axis, (bool, np.bool_)):   # NumPy refuses them, as not integers
+            raise TypeError
         axis = operator.index(axis)
     except PSCError:   # a traced axis: its PSCTracedValueError says what to do
         raise
@@ -208,6 +210,29 @@ def normalize_axes(b: Builder, axis, ndim: int) -> tuple[int, ...]:
             raise b.error(PSCValueError, f"duplicate value in 'axis': {axis}")
         return tuple(sorted(axes))
     return (normalize_axis(b, axis, ndim),)
+
+
+def reduction_axes(b: Builder, axis, ndim: int) -> tuple[int, ...]:
+    """The axes of a ufunc-style reduction (sum, max, any, squeeze...): `normalize_axes`,
+    except that NumPy lets a 0-d operand take the integer axis 0 or -1, which then reduces
+    nothing (``np.sum(np.float64(1), axis=0)``; a tuple ``(0,)`` is still refused)."""
+    if ndim == 0 and axis is not None and not isinstance(axis, (tuple, list)):
+        if _is_0_or_minus_1(axis):
+            return ()
+    return normalize_axes(b, axis, ndim)
+
+
+def _is_0_or_minus_1(axis) -> bool:
+    try:
+        return not isinstance(axis, (bool, np.bool_)) and operator.index(axis) in (0, -1)
+    except TypeError:
+        return False   # normalize_axes says what is wrong with it
+
+
+def raveled_if_0d(b: Builder, x: Value) -> Value:
+    """``x`` as NumPy's axis functions on one axis (argmax, cumsum, argsort) see it: a 0-d
+    operand becomes 1-d (``PyArray_CheckAxis``), so axis 0 and -1 are valid for it."""
+    return b.reshape(x, (1,)) if x.ndim == 0 else x
 
 
 def static_int(b: Builder, x, what: str) -> int:

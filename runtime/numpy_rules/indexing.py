@@ -259,12 +259,26 @@ def _index_dtype(plan: _Plan) -> np.dtype:
 
 def getitem(b: Builder, x, index) -> Value:
     """``x[index]`` with NumPy's semantics (see the module docstring)."""
+    python_number = _is_list_of_python_numbers(x) and not isinstance(index, tuple)
     x = lift(b, x)
     if _traced_mask(index) is not None:
         raise b.error(PSCValueError, "indexing with a traced boolean mask gives an array "
                       "whose size is only known when the program runs", _MASK_HINT)
     plan = _parse(b, x.shape, index)
-    return _take(b, b.reshape(x, plan.shape), plan)
+    result = _take(b, b.reshape(x, plan.shape), plan)
+    if python_number and result.ndim == 0:
+        # ``[1.5, 2.5][i]`` is a Python float: weak, as the list's elements are.
+        result = b.broadcast_in_dim(result, (), ())
+        result.weak = True
+    return result
+
+
+def _is_list_of_python_numbers(x) -> bool:
+    """A flat Python list or tuple of Python numbers (or traced values that came from
+    them), whose elements stay Python numbers when indexed."""
+    return isinstance(x, (list, tuple)) and len(x) > 0 and all(
+        (e.weak and e.ndim == 0) if isinstance(e, Value) else type(e) in (int, float, complex)
+        for e in x)
 
 
 def _take(b: Builder, y: Value, plan: _Plan) -> Value:

@@ -23,7 +23,7 @@ from ..errors import PSCTypeError, PSCValueError
 from ..ir import Value
 from ..translation import register_translation_rule
 from ._core import (cast, full_like_value, lift, normalize_axes, normalize_axis,
-                    static_int)
+                    raveled_if_0d, reduction_axes, static_int)
 from .elementwise import UFUNC_RULES
 
 
@@ -78,7 +78,7 @@ def _sum_like(name: str, kind: str):
         x = lift(b, a)
         out_dtype = _numpy_result_dtype(name, x.dtype, None if dtype is None
                                         else np.dtype(dtype))
-        axes = normalize_axes(b, axis, x.ndim)
+        axes = reduction_axes(b, axis, x.ndim)
         x = cast(b, x, out_dtype)
         if out_dtype == dtypes.bool_:   # np.sum(bool, dtype=bool) is a logical or
             kind_ = "or" if kind == "sum" else "and"
@@ -99,7 +99,7 @@ def _extremum(name: str, kind: str):
     def rule(b, a, axis=None, keepdims=False, initial=None, **kwargs):
         _reject_out(b, name, kwargs)
         x = lift(b, a)
-        axes = normalize_axes(b, axis, x.ndim)
+        axes = reduction_axes(b, axis, x.ndim)
         if initial is None:
             _check_nonempty(b, name, x, axes)
         result = _reduce(b, x, kind, axes, keepdims)
@@ -115,7 +115,7 @@ def _boolean(name: str, kind: str):
         _reject_out(b, name, kwargs)
         x = lift(b, a)
         truth = x if x.dtype == dtypes.bool_ else b.ne(x, full_like_value(b, 0, x))
-        return _reduce(b, truth, kind, normalize_axes(b, axis, x.ndim), keepdims)
+        return _reduce(b, truth, kind, reduction_axes(b, axis, x.ndim), keepdims)
     return rule
 
 
@@ -182,11 +182,13 @@ def _argextremum(name: str):
             flat = b.reshape(x, (x.size,))
             result = getattr(b, name)(flat, 0, np.int64)
             return b.reshape(result, (1,) * x.ndim) if keepdims else result
+        shape = x.shape
+        x = raveled_if_0d(b, x)   # NumPy: axis 0 or -1 of a 0-d operand is its only element
         axis = normalize_axis(b, axis, x.ndim)
         if x.shape[axis] == 0:
             raise b.error(PSCValueError, f"attempt to get {name} of an empty sequence")
         result = getattr(b, name)(x, axis, np.int64)
-        return _keep_dims(b, result, x.shape, (axis,)) if keepdims else result
+        return _keep_dims(b, result, shape, (axis,)) if keepdims and shape else result
     return rule
 
 
@@ -198,6 +200,7 @@ def _scan(name: str, kind: str):
                                         else np.dtype(dtype))
         if axis is None:
             x, axis = b.reshape(x, (x.size,)), 0
+        x = raveled_if_0d(b, x)   # NumPy: a 0-d operand scans as 1-d (axis 0 or -1)
         axis = normalize_axis(b, axis, x.ndim)
         x = cast(b, x, out_dtype)
         if out_dtype == dtypes.bool_:
@@ -236,9 +239,11 @@ for _alias, _name in _ALIASES.items():
         register_translation_rule(f"numpy.{_alias}", RULES[_name])
 
 
-def _ufunc_method(rule):
+def _ufunc_method(rule, accumulate: bool):
     """``np.add.reduce`` & co.: the reduction rule with the ufunc method's default axis 0."""
     def method(b, a, axis=0, *args, **kwargs):
+        if accumulate and lift(b, a).ndim == 0:
+            raise b.error(PSCValueError, "cannot accumulate on a scalar")
         return rule(b, a, axis, *args, **kwargs)
     return method
 
@@ -248,4 +253,5 @@ _UFUNC_METHODS = {"add.reduce": "sum", "multiply.reduce": "prod", "maximum.reduc
                   "logical_or.reduce": "any", "add.accumulate": "cumsum",
                   "multiply.accumulate": "cumprod"}
 for _method, _name in _UFUNC_METHODS.items():
-    register_translation_rule(f"numpy.{_method}", _ufunc_method(RULES[_name]))
+    register_translation_rule(f"numpy.{_method}",
+                              _ufunc_method(RULES[_name], _method.endswith(".accumulate")))

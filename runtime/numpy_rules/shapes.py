@@ -16,7 +16,7 @@ from ..errors import PSCShapeError, PSCTypeError, PSCValueError
 from ..ir import Value
 from ..translation import register_translation_rule
 from ._core import (broadcast_shapes, broadcast_to, cast, dtype_key, lift, normalize_axis,
-                    normalize_axes, static_int, static_shape)
+                    normalize_axes, raveled_if_0d, reduction_axes, static_int, static_shape)
 from .elementwise import UFUNC_RULES
 
 RULES = {}
@@ -159,7 +159,7 @@ def squeeze(b, a, axis=None):
     if axis is None:
         axes = tuple(d for d, s in enumerate(x.shape) if s == 1)
     else:
-        axes = normalize_axes(b, axis, x.ndim)
+        axes = reduction_axes(b, axis, x.ndim)   # NumPy: axis 0 or -1 of a 0-d operand too
         for d in axes:
             if x.shape[d] != 1:
                 raise b.error(PSCValueError, "cannot select an axis to squeeze out which has "
@@ -354,6 +354,7 @@ def repeat(b, a, repeats, axis=None):
     x = lift(b, a)
     if axis is None:
         x, axis = b.reshape(x, (x.size,)), 0
+    x = raveled_if_0d(b, x)   # NumPy: a 0-d operand repeats as 1-d (axis 0 or -1)
     axis = normalize_axis(b, axis, x.ndim)
     count = static_int(b, repeats, "repeats") if not isinstance(repeats, (list, tuple,
                                                                           np.ndarray)) \
@@ -420,8 +421,7 @@ def argsort(b, a, axis=-1, kind=None, order=None, *, stable=None):
     x = lift(b, a)
     if axis is None:
         x, axis = b.reshape(x, (x.size,)), 0
-    if x.ndim == 0:
-        return b.constant(np.int64(0))
+    x = raveled_if_0d(b, x)   # NumPy: a 0-d operand sorts as 1-d (axis 0 or -1)
     axis = normalize_axis(b, axis, x.ndim)
     _, indices = b.sort([x, b.iota(x.shape, np.int64, axis)], axis, num_keys=1)
     return indices
