@@ -241,9 +241,27 @@ def loop_variable_over_range_was_an_alias(a):
     return a + k
 
 
+def enumerate_index_over_arguments(a):
+    v1 = a
+    for k, c in enumerate([a]):     # k is an int, c the argument: only c aliases
+        k *= k
+        if np.sum(a) > 0.25:
+            break
+    return v1 + a + k
+
+
+def zip_pairs_names_with_iterables(a, b):
+    for k, c in zip([1.0, 2.0], [a, b]):   # k a float, c an argument
+        k -= 1.0
+    return a + k
+
+
 @pytest.mark.parametrize("fn, args", [
     (loop_variable_was_an_alias, (f64(1.0, 2.0),)),
     (loop_variable_over_range_was_an_alias, (f64(1.0, 2.0),)),
+    (enumerate_index_over_arguments, (f64(0.0, 0.0),)),
+    (enumerate_index_over_arguments, (f64(1.0, 2.0),)),
+    (zip_pairs_names_with_iterables, (f64(1.0, 2.0), f64(3.0, 4.0))),
 ], ids=lambda v: getattr(v, "__name__", ""))
 def test_rebound_loop_variable_is_not_an_argument(fn, args):
     same(fn, *args)
@@ -294,6 +312,12 @@ def argument_copied_on_one_branch(a, flag):
     return a
 
 
+def zip_value_of_argument(a):
+    for k, c in zip([1.0, 2.0], [a, a]):
+        c -= k
+    return a
+
+
 def view_by_slice(a):
     z = a[1:]
     z += 1.0
@@ -319,6 +343,7 @@ def _line_of(fn, text):
     (alias_from_first_iteration, (f64(1.0, 2.0),), "z -= 1.0"),
     (alias_on_one_branch, (f64(1.0, 2.0), np.float64(1.0)), "z -= 1.0"),
     (argument_copied_on_one_branch, (f64(1.0, 2.0), np.float64(-1.0)), "a -= 1.0"),
+    (zip_value_of_argument, (f64(1.0, 2.0),), "c -= k"),
     (view_by_slice, (f64(1.0, 2.0),), "z += 1.0"),
     (view_by_transpose, (np.ones((2, 2)),), "z *= 2.0"),
 ], ids=lambda v: getattr(v, "__name__", ""))

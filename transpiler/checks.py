@@ -141,24 +141,43 @@ class _SubsetChecker(gast.NodeVisitor):
             return False
         return self._may_view_argument(iterable)
 
+    def _aliasing_targets(self, target, iterable) -> set[str]:
+        """The names of a loop target that may be bound to an argument or a view of one:
+        ``enumerate``'s index never is, and ``zip`` pairs each name with its iterable."""
+        if isinstance(target, (gast.Tuple, gast.List)) and isinstance(iterable, gast.Call) \
+                and not iterable.keywords:
+            resolved = resolution_of(iterable.func)
+            qualname = resolved.qualname if resolved is not None else None
+            if qualname == "builtins.enumerate" and len(target.elts) == 2 and \
+                    len(iterable.args) == 1:
+                return self._aliasing_targets(target.elts[1], iterable.args[0])
+            if qualname == "builtins.zip" and len(target.elts) == len(iterable.args) and \
+                    not any(isinstance(a, gast.Starred) for a in iterable.args):
+                return set().union(*(self._aliasing_targets(t, a)
+                                     for t, a in zip(target.elts, iterable.args)))
+        if not self._may_yield_argument(iterable):
+            return set()
+        return {name.id for name in gast.walk(target)
+                if isinstance(name, gast.Name) and isinstance(name.ctx, gast.Store)}
+
     def visit_For(self, node):
         self.visit(node.iter)
-        yields_argument = self._may_yield_argument(node.iter)
+        aliasing = self._aliasing_targets(node.target, node.iter)
         # twice: what the first iteration binds (``z = x``) is what the second one sees
         for _ in range(2):
-            self._bind_loop_target(node.target, yields_argument)
+            self._bind_loop_target(node.target, aliasing)
             for statement in node.body:
                 self.visit(statement)
         for statement in node.orelse:
             self.visit(statement)
 
-    def _bind_loop_target(self, target, yields_argument: bool) -> None:
+    def _bind_loop_target(self, target, aliasing: set[str]) -> None:
         """The loop variable is rebound: an argument (alias) only if the loop may yield
         one, never because of what the name held before the loop."""
         self._note_assigned([target])
         for name in gast.walk(target):
             if isinstance(name, gast.Name) and isinstance(name.ctx, gast.Store):
-                if yields_argument:
+                if name.id in aliasing:
                     self.aliases.add(name.id)
                 else:
                     self.aliases.discard(name.id)
