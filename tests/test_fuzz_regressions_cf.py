@@ -532,3 +532,55 @@ def changed_number_through_staged_loop(a0):
 def test_static_number_through_staged_loop(a0):
     same(static_number_through_staged_loop, a0)
     same(changed_number_through_staged_loop, a0.astype(np.float64))
+
+
+# --- a loop variable the body assigns again: after the loop it holds the body's value -------
+
+def rebound_target_with_traced_exit(a0):
+    for c1 in (3.0, 3.0):
+        if np.sum(a0) > 2.25:
+            c1 = c1 - c1
+        if c1 < -1.25:
+            break
+    return a0 / (np.abs(c1) + 1.0)
+
+
+def rebound_target_from_fuzz(a0, s):
+    for c1 in (3.0, 3.0,):
+        if not np.max(np.add(s, a0)) > -3.25:
+            c1 = (c1 - 1)
+        elif np.sum(a0) > 2.25:
+            c1 = (c1 - c1)
+        else:
+            c1 = (c1 + s)
+        if c1 < -1.25:
+            break
+    return a0 / (np.abs(c1) + 1.0)
+
+
+def rebound_index_of_staged_range(a0, n):
+    total = a0 * 0.0
+    for i in range(n):
+        i = i * 2
+        total = total + a0 * i
+    return total, i
+
+
+def rebound_target_over_rows(m):
+    acc = m[0] * 0.0
+    for row in m:
+        row = row * 2.0
+        acc = acc + row
+    return acc, row
+
+
+A2 = np.array([[1.0, 2.0, 3.0], [2.0, 1.0, 1.0]])
+
+
+@pytest.mark.parametrize("a0", [A2, -A2, A2 * 0.0])
+def test_rebound_loop_target_keeps_the_body_value(a0):
+    same(rebound_target_with_traced_exit, a0)
+    for s in (0.0, -1.0, 2.0, -5.0):
+        same(rebound_target_from_fuzz, a0, s)
+    same(rebound_index_of_staged_range, a0, np.int64(3))
+    same(rebound_target_over_rows, a0)

@@ -43,7 +43,7 @@ from __future__ import annotations
 import gast
 
 from ..anno import Anno, getanno
-from ..analysis.liveness import writes
+from ..analysis.liveness import assigned_in, writes
 from .base import Rule, demo  # noqa: F401  (demo: used by the doctest)
 from .control_flow_functions import (FunctionNames, body_function, initial_values,
                                      names_constant, reject_container_mutation,
@@ -91,8 +91,8 @@ class Loops(Rule):
                                       "return run conditionally)")
         alias = self.context.runtime_alias
         state = carried(node)
-        if not isinstance(node.target, gast.Name):
-            # the body unpacks the target itself: names of it used after the loop are state
+        if self._unpacks_target(node):
+            # the body binds the target itself: names of it used after the loop are state
             state = sorted(set(state) | (writes(node.target) &
                                          getanno(node, Anno.LIVE_OUT, frozenset())))
         if stop is not None and stop not in state:
@@ -107,7 +107,7 @@ class Loops(Rule):
         args = [iterable, load(body.name), initial_values(state, defined, alias),
                 names_constant(state)]
         results = list(state)
-        if isinstance(node.target, gast.Name) and node.target.id in getanno(
+        if not self._unpacks_target(node) and node.target.id in getanno(
                 node, Anno.LIVE_OUT, frozenset()):
             args.append(initial_values([node.target.id], defined, alias).elts[0])
             results = [node.target.id] + results
@@ -122,8 +122,15 @@ class Loops(Rule):
         return [body, result_assignment(results, call, node), *node.orelse]
 
     @staticmethod
-    def _target(node):
-        if isinstance(node.target, gast.Name):
+    def _unpacks_target(node) -> bool:
+        """Whether the body function binds the loop target from a parameter ``target_``:
+        for a tuple target, and for a name the body assigns again (after the loop it
+        holds the body's value, not the element: it is state, not the loop variable)."""
+        return not isinstance(node.target, gast.Name) or \
+            node.target.id in assigned_in(node.body)
+
+    def _target(self, node):
+        if not self._unpacks_target(node):
             return node.target.id, []
         unpack = with_origin(gast.Assign([node.target], load("target_"), None), node)
         return "target_", [unpack]
