@@ -45,3 +45,16 @@ def assert_same(actual, expected, rtol=1e-6, atol=1e-12):
 @pytest.fixture
 def rng():
     return np.random.default_rng(0)
+
+
+def same(fn, *args, static=()):
+    """``jit_ps(fn)(*args)`` equals ``fn(*args)``: the differential check of a PSC function
+    against plain Python + NumPy."""
+    from transpiler import jit_ps
+    expected = fn(*args)
+    actual = jit_ps(fn, static_argnames=static)(*args)
+    assert_same(actual, expected)
+
+
+def f64(*values):
+    return np.array(values, np.float64)

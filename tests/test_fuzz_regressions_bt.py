@@ -10,19 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import assert_same
+from conftest import f64, same
 from transpiler import jit_ps
-
-
-def same(fn, *args, static=()):
-    """``jit_ps(fn)(*args)`` equals ``fn(*args)``."""
-    expected = fn(*args)
-    actual = jit_ps(fn, static_argnames=static)(*args)
-    assert_same(actual, expected)
-
-
-def f64(*values):
-    return np.array(values, np.float64)
 
 
 # --- 1: the index of a staged range loop is traced ------------------------------------------

@@ -6,20 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import assert_same
+from conftest import assert_same, f64, same
 from runtime.errors import PSCError
 from transpiler import jit_ps
-
-
-def same(fn, *args):
-    """``jit_ps(fn)(*args)`` equals ``fn(*args)``."""
-    expected = fn(*args)
-    actual = jit_ps(fn)(*args)
-    assert_same(actual, expected)
-
-
-def f64(*values):
-    return np.array(values, np.float64)
 
 
 POSITIVE, NEGATIVE = f64(1.0, 2.0, 3.0), f64(-1.0, -2.0, -3.0)

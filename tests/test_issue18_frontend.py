@@ -6,20 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import assert_same
+from conftest import assert_same, f64, same
 from runtime import static_range
 from transpiler import jit_ps
-
-
-def same(fn, *args, static=()):
-    """``jit_ps(fn)(*args)`` equals ``fn(*args)``."""
-    expected = fn(*args)
-    actual = jit_ps(fn, static_argnames=static)(*args)
-    assert_same(actual, expected)
-
-
-def f64(*values):
-    return np.array(values, np.float64)
 
 
 # --- item 1: a traced break/return inside an unrolled loop ---------------------------------
