@@ -1,6 +1,7 @@
 """Table 1 of the JAX paper: truncated Newton-CG, plain Python vs jax.jit vs ours, side by side.
 
-Three systems run the benchmark definition of ``../shared/REFERENCE.md`` in one process:
+The paper (Frostig, Johnson, Leary, SysML 2018) does not publish its problem sizes; ``SIZES``
+below is this project's benchmark definition. Three systems run it in one process:
 
 * **plain Python**: the examples' own source (``examples/newton_cg.py`` and the
   objectives) without ``jit_ps``, NumPy calls through ``autograd.numpy``, derivatives by
