@@ -16,9 +16,8 @@ from .errors import (PSCError, PSCIndexError, PSCNameError, PSCOverflowError, PS
                      PSCValueError, SourceLocation)
 from .inplace import augassign, inplace_fill, inplace_sort
 from .ir import Computation, Value
-from .primitives import (cond, fori_loop, getitem, set_transpile_hook, setitem, static_range,
-                         switch,
-                         transpiled, while_loop)
+from .calls import getitem, set_transpile_hook, setitem, transpiled
+from .lax import cond, fori_loop, static_range, switch, while_loop
 from .signature import LeafSpec, Signature, signature_of
 from .staged import StagedFunction, staged
 from .translation import (lookup_rule, qualified_name, register_translation_rule,

@@ -18,7 +18,7 @@ import numpy as np
 import runtime.numpy_api as numpy_mirror
 from emit.sourcemap import line_map
 from runtime import sourcemap
-from runtime.primitives import GENERATED_PREFIX
+from runtime.calls import GENERATED_PREFIX
 from runtime.errors import PSCInternalError, SourceLocation
 
 from .analysis.resolve import Kind, classify_value

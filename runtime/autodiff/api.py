@@ -16,7 +16,7 @@ from jax import tree_util
 from ..context import current_builder, has_builder
 from ..errors import PSCTypeError, PSCValueError
 from ..ir import Value
-from ..primitives import transpiled
+from ..calls import transpiled
 from ..staged import StagedFunction
 from .forward import jvp_region, zeros, zeros_like
 from .reverse import backward_pass, forward_pass

@@ -23,7 +23,7 @@ from .activity import Scope, ScopedVisitor, scope_of
 PRIMITIVES = frozenset({"while_loop", "cond", "fori_loop", "switch", "static_range",
                         "jit_ps", "grad", "value_and_grad", "jvp", "vjp", "jacfwd", "jacrev",
                         "hessian"})
-_PRIMITIVE_MODULES = ("transpiler", "runtime", "runtime.primitives", "transpiler.api")
+_PRIMITIVE_MODULES = ("transpiler", "runtime", "runtime.lax", "transpiler.api")
 
 
 class Kind(enum.Enum):

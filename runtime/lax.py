@@ -1,0 +1,123 @@
+"""The explicit control-flow primitives with ``jax.lax``'s names and signatures.
+
+Outside a build (plain Python calling the same function, as the tests' oracle does) each
+has its reference meaning (`runtime.reference`); inside a build it stages a ``while`` or
+``case`` operation.
+"""
+from __future__ import annotations
+
+import numpy as np
+from jax import tree_util
+
+from . import reference
+from .calls import transpiled
+from .context import current_builder, has_builder
+from .errors import PSCTypeError
+from .ir import Value
+
+
+def _primitive(fn):
+    fn.__psc_primitive__ = True
+    return fn
+
+def _as_state(b, tree, like=None):
+    """Loop state leaves as Values: Python numbers become weak constants (or take the dtype
+    of the loop state they stand for)."""
+    leaves, treedef = tree_util.tree_flatten(tree)
+    like_leaves = tree_util.tree_leaves(like) if like is not None else [None] * len(leaves)
+    values = []
+    for leaf, model in zip(leaves, like_leaves):
+        if isinstance(leaf, Value):
+            values.append(leaf)
+        elif isinstance(model, Value) and np.ndim(leaf) == 0:
+            values.append(b.constant(np.asarray(leaf, model.dtype)))
+            values[-1].weak = model.weak
+        else:
+            values.append(b.constant(leaf) if type(leaf) in (bool, int, float, complex)
+                          else b.constant(np.asarray(leaf)))
+    return tree_util.tree_unflatten(treedef, values)
+
+
+def _predicate(b, value, what: str) -> Value:
+    if not isinstance(value, Value):
+        return b.constant(bool(value))
+    if value.shape != ():
+        raise b.error(PSCTypeError, f"{what} must be a scalar, got shape {value.shape}",
+                      "reduce it first, e.g. with .any() or .all()")
+    from .control_flow import truth
+    return truth(value)
+
+
+@_primitive
+def while_loop(cond_fun, body_fun, init_val):
+    """``lax.while_loop``: repeat ``body_fun`` while ``cond_fun`` holds, on a fixed-type
+    state.  Reference: `runtime.reference.while_loop`."""
+    if not has_builder():
+        return reference.while_loop(cond_fun, body_fun, init_val)
+    b = current_builder()
+    init = _as_state(b, init_val)
+    cond_call, body_call = transpiled(cond_fun), transpiled(body_fun)
+
+    def cond(sub, state):
+        return _predicate(sub, cond_call(state), "while_loop condition")
+
+    def body(sub, state):
+        return _as_state(sub, body_call(state), like=state)
+    return b.while_loop(cond, body, init)
+
+
+@_primitive
+def fori_loop(lower, upper, body_fun, init_val):
+    """``lax.fori_loop``: ``val = body_fun(i, val)`` for ``i`` in ``range(lower, upper)``.
+    Reference: `runtime.reference.fori_loop`."""
+    if not has_builder():
+        return reference.fori_loop(lower, upper, body_fun, init_val)
+    b = current_builder()
+    start, stop = _as_state(b, (lower, upper))
+    dtype = np.result_type(start.dtype, stop.dtype)
+    start, stop = b.convert(start, dtype), b.convert(stop, dtype)
+    body_call = transpiled(body_fun)
+    one = b.constant(np.ones((), dtype))
+
+    def cond(sub, state):
+        return sub.lt(state[0], stop)
+
+    def body(sub, state):
+        i, val = state
+        return sub.add(i, one), _as_state(sub, body_call(i, val), like=val)
+    trip_count = None if isinstance(lower, Value) or isinstance(upper, Value) else \
+        max(int(upper) - int(lower), 0)
+    _, result = b.while_loop(cond, body, (start, _as_state(b, init_val)),
+                             trip_count=trip_count)
+    return result
+
+
+@_primitive
+def cond(pred, true_fun, false_fun, *operands):
+    """``lax.cond``: ``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)``; a
+    traced ``pred`` builds both branches.  Reference: `runtime.reference.cond`."""
+    if not has_builder() or not isinstance(pred, Value):
+        return reference.cond(pred, true_fun, false_fun, *operands)
+    b = current_builder()
+    calls = [transpiled(true_fun), transpiled(false_fun)]
+    return b.conditional(_predicate(b, pred, "cond predicate"),
+                         [lambda sub, ops, f=f: _as_state(sub, f(*ops)) for f in calls],
+                         _as_state(b, operands))
+
+
+@_primitive
+def switch(index, branches, *operands):
+    """``lax.switch``: ``branches[clamp(index)](*operands)``.
+    Reference: `runtime.reference.switch`."""
+    if not has_builder() or not isinstance(index, Value):
+        return reference.switch(index, branches, *operands)
+    b = current_builder()
+    calls = [transpiled(f) for f in branches]
+    return b.conditional(index, [lambda sub, ops, f=f: _as_state(sub, f(*ops))
+                                 for f in calls], _as_state(b, operands))
+
+
+@_primitive
+def static_range(*args):
+    """``range`` that the transpiler always unrolls (the index is static in the body)."""
+    return range(*args)
