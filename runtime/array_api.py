@@ -8,6 +8,13 @@ Anything that needs the *contents* (``bool(x)``, ``float(x)``, ``np.asarray(x)``
 `PSCTracedValueError` explaining what to do instead.  An ndarray method or attribute
 without a rule (``x.tofile``, ``x.nonzero()``) is a `PSCUnsupportedCallError` at the line,
 which is also an ``AttributeError`` so that ``hasattr`` probing keeps its meaning.
+
+The IR (`runtime.ir`) knows nothing of NumPy, and the translation rules need the IR, so
+`Value` is defined bare and this module, above both, installs the members of
+`ArrayMethods` on it when it is imported (``runtime/__init__`` imports it, and importing
+any ``runtime`` module runs that first).  JAX does the same: ``jax/_src/numpy/
+array_methods.py`` sets the NumPy methods on its tracer and array types at import.  So the
+imports go one way: ``ir`` <- ``translation`` <- ``inplace`` <- ``array_api``.
 """
 from __future__ import annotations
 
@@ -15,7 +22,11 @@ import operator
 
 import numpy as np
 
+from .context import current_builder, has_builder
 from .errors import PSCTracedValueError, PSCTypeError, PSCUnsupportedCallError
+from .inplace import update
+from .ir import Value
+from .translation import lookup_rule, translate
 
 
 class PSCUnsupportedAttributeError(PSCUnsupportedCallError, AttributeError):
@@ -24,8 +35,6 @@ class PSCUnsupportedAttributeError(PSCUnsupportedCallError, AttributeError):
 
 
 def _apply(fn, *args, **kwargs):
-    from .context import current_builder
-    from .translation import translate
     return translate(current_builder(), fn, *args, **kwargs)
 
 
@@ -43,7 +52,6 @@ def _reflected(op):
 
 def _inplace(mode):
     def method(self, other):
-        from .inplace import update
         return update(self, other, mode)
     return method
 
@@ -72,7 +80,6 @@ def _needs_contents(what: str, hint: str):
 
 def _unsupported_attribute(value, name: str) -> AttributeError:
     """The error for ``x.name`` on a traced array ``x``, at the user's line."""
-    from .context import current_builder, has_builder
     if hasattr(np.ndarray, name):
         message = f"ndarray.{name} is not supported on traced arrays"
         hint = (f"use np.{name}(x, ...) instead" if _has_numpy_rule(name) else
@@ -86,14 +93,12 @@ def _unsupported_attribute(value, name: str) -> AttributeError:
 
 
 def _has_numpy_rule(name: str) -> bool:
-    from .translation import lookup_rule
     return lookup_rule(f"numpy.{name}") is not None
 
 
 class ArrayMethods:
-    """Mixed into `runtime.ir.Value`."""
+    """The members `install` puts on `runtime.ir.Value` (a namespace, not a base class)."""
 
-    __slots__ = ()
     __array_ufunc__ = None         # NumPy defers: ndarray + Value calls Value.__radd__
     __hash__ = object.__hash__     # values are graph nodes: identity, not contents
 
@@ -192,3 +197,22 @@ METHODS = ("sum", "mean", "prod", "max", "min", "argmax", "argmin", "all", "any"
            "flatten", "astype", "clip", "copy", "dot", "trace", "repeat", "argsort", "round")
 for _name in METHODS:
     setattr(ArrayMethods, _name, _method(_name))
+
+
+# What a class body defines for the class itself, not for its instances.
+_CLASS_BOOKKEEPING = frozenset({"__module__", "__qualname__", "__doc__", "__dict__",
+                                "__weakref__", "__firstlineno__", "__static_attributes__"})
+
+
+def install(cls) -> None:
+    """Give ``cls`` (`runtime.ir.Value`) the operators, attributes and methods above."""
+    members = {name: member for name, member in vars(ArrayMethods).items()
+               if name not in _CLASS_BOOKKEEPING}
+    clash = sorted(set(members) & set(vars(cls)))
+    if clash:   # a member of the IR's own would silently be replaced
+        raise TypeError(f"{cls.__name__} already defines {clash}")
+    for name, member in members.items():
+        setattr(cls, name, member)
+
+
+install(Value)

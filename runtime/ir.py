@@ -10,6 +10,11 @@ control-flow operation (see ``Builder._resolve``).  Closed regions keep later tr
 
 Attributes are plain Python values (ints, tuples of ints, strings, NumPy arrays), so the
 IR can be compared, printed and transformed without knowing StableHLO.
+
+This module is the bottom of the runtime: it imports nothing of it but `errors`.  What a
+`Value` offers user code (NumPy's operators, attributes and methods) is given to it by
+`runtime.array_api`, which sits above the translation rules; lowering to StableHLO is
+`runtime.lowering.lower_to_stablehlo`.
 """
 from __future__ import annotations
 
@@ -18,7 +23,6 @@ from typing import Any
 
 import numpy as np
 
-from .array_api import ArrayMethods
 from .errors import PSCShapeError, SourceLocation
 
 _value_ids = itertools.count()
@@ -50,11 +54,16 @@ def check_extent(shape: tuple, dtype: np.dtype) -> None:
                  "2**63 - 1 bytes")
 
 
-class Value(ArrayMethods):
+class Value:
     """An SSA value: one array with a static shape and dtype.
 
     ``weak`` marks a value that came from a Python scalar: under NumPy 2 promotion it takes
     the dtype of the array it meets (``float32_array * 2.0`` stays float32).
+
+    Its operators and ndarray methods (``x + 1``, ``x.sum()``, ``x.T``) are installed by
+    `runtime.array_api` when ``runtime`` is imported (importing ``runtime.ir`` imports
+    ``runtime`` first): they dispatch to the translation rules, which this module must
+    not import.
     """
 
     __slots__ = ("shape", "dtype", "weak", "region", "producer", "id")
@@ -137,7 +146,8 @@ class Region:
 
 
 class Computation:
-    """A finished top-level computation: what `Builder.build` returns and XLA compiles."""
+    """A finished top-level computation: what `Builder.build` returns and XLA compiles
+    (`runtime.lowering.lower_to_stablehlo` prints it as StableHLO text)."""
 
     def __init__(self, name: str, region: Region):
         self.name = name
@@ -150,11 +160,6 @@ class Computation:
     @property
     def outputs(self) -> list[Value]:
         return self.region.outputs
-
-    def as_stablehlo(self) -> str:
-        """StableHLO text (MLIR generic form) with a source location on every operation."""
-        from .lowering import lower_to_stablehlo
-        return lower_to_stablehlo(self)
 
     def __repr__(self) -> str:
         ins = ", ".join(f"{v.dtype}{list(v.shape)}" for v in self.params)
