@@ -306,7 +306,7 @@ OUR_PHASES = (
     ("runtime.staged", "StagedFunction._build", "build (run generated code)"),
     ("runtime.control_flow", "_build_while", "build (run generated code)", None,
      "build: dropped loop builds"),
-    ("runtime.ir", "Computation.as_stablehlo", "lower to StableHLO text"),
+    ("runtime.lowering", "lower_to_stablehlo", "lower to StableHLO text"),
     ("runtime.staged", "compile", "XLA compile"),
     ("runtime.client", "Executable.execute", "first run", _wait),
 )

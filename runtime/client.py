@@ -16,6 +16,7 @@ from jax.extend import backend as jax_backend
 from jax.sharding import SingleDeviceSharding
 from jaxlib import _jax
 
+from . import lowering
 from .errors import PSCError, PSCResourceError, PSCShapeError, PSCTypeError
 from .ir import Computation
 
@@ -116,7 +117,7 @@ class Executable:
 
     @property
     def stablehlo(self) -> str:
-        return self.computation.as_stablehlo()
+        return lowering.lower_to_stablehlo(self.computation)
 
     def as_hlo_text(self) -> str:
         """The optimized HLO XLA compiled (after fusion)."""
@@ -141,7 +142,7 @@ def compile(computation: Computation, platform: str | None = None) -> Executable
     """Compile ``computation`` for the first device of ``platform``."""
     client = get_client(platform)
     device = client.devices()[0]
-    text = computation.as_stablehlo()
+    text = lowering.lower_to_stablehlo(computation)
     try:
         loaded = client.compile_and_load(text, _jax.DeviceList((device,)),
                                          _jax.CompileOptions())
