@@ -4,6 +4,9 @@ Promotion asks NumPy itself: ``ufunc.resolve_dtypes`` implements NumPy 2's rules
 Python scalars (and traced values that came from them, `Value.weak`) as *weak* operands,
 so ``float32_array * 2.0`` stays float32 and ``int8_array + 1`` stays int8, exactly as the
 plain-NumPy oracle computes.
+
+This is the bottom of `numpy_rules`: the rule modules import it, it imports none of them
+(so ``np.array`` of a list holding traced values, which `lift` needs, lives here).
 """
 from __future__ import annotations
 
@@ -14,7 +17,8 @@ import numpy as np
 
 from .. import dtypes
 from ..builder import Builder
-from ..errors import PSCError, PSCOverflowError, PSCShapeError, PSCTypeError, PSCValueError
+from ..errors import (PSCError, PSCOverflowError, PSCShapeError, PSCTracedValueError,
+                      PSCTypeError, PSCValueError)
 from ..ir import Value
 
 _WEAK_TYPES = {bool: None, int: int, float: float, complex: complex}
@@ -124,12 +128,37 @@ def _float_to_uint64(b: Builder, x: Value) -> Value:
     return b.select(b.ge(x, top), high, low)
 
 
+def result_dtype(b: Builder, args) -> np.dtype:
+    """``np.result_type`` with weak Python scalars, as NumPy 2 promotes them."""
+    keys = [dtype_key(a) for a in args]
+    if all(isinstance(k, type) for k in keys):
+        keys = [np.asarray(k(0)).dtype for k in keys]
+    try:
+        return np.result_type(*[k(0) if isinstance(k, type) else k for k in keys])
+    except (TypeError, np.exceptions.DTypePromotionError) as err:
+        raise b.error(PSCTypeError, f"no common dtype: {err}") from None
+
+
+def array(b: Builder, obj, dtype=None) -> Value:
+    """``np.array`` of a (nested) list/tuple holding traced values: stack the elements."""
+    if isinstance(obj, (list, tuple)):
+        if not obj:
+            return b.constant(np.array([], dtype=dtype or np.float64))
+        elements = [array(b, e) if isinstance(e, (list, tuple)) else e for e in obj]
+        dtype = np.dtype(dtype) if dtype is not None else result_dtype(b, elements)
+        values = [lift(b, e, dtype) for e in elements]
+        if len({v.shape for v in values}) != 1:
+            raise b.error(PSCValueError, "setting an array element with a sequence: the "
+                          "nested lists have different shapes")
+        return b.concatenate([b.reshape(v, (1,) + v.shape) for v in values], 0)
+    return lift(b, obj, dtype)
+
+
 def lift(b: Builder, x, dtype=None) -> Value:
     """``x`` as a Value of ``dtype`` (a constant for static ``x``), cast as NumPy casts."""
     if isinstance(x, Value):
         return cast(b, x, dtype) if dtype is not None else x
     if isinstance(x, (list, tuple)) and any(isinstance(e, Value) for e in x):
-        from .shapes import array
         return array(b, x, dtype)
     try:
         value = np.asarray(x, dtype=dtype) if dtype is not None else x
@@ -238,7 +267,6 @@ def raveled_if_0d(b: Builder, x: Value) -> Value:
 def static_int(b: Builder, x, what: str) -> int:
     """``x`` as a static Python int, or a PSCTracedValueError explaining why not."""
     if isinstance(x, Value):
-        from ..errors import PSCTracedValueError
         raise b.error(PSCTracedValueError, f"{what} must be known when the program is built, "
                       "but it is a traced value", "pass it as a static argument "
                       "(static_argnames) or compute it from shapes")

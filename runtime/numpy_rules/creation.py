@@ -10,9 +10,9 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
+from ..errors import PSCValueError
 from ..translation import register_translation_rule
-from ._core import cast, lift, static_int, static_shape
-from .shapes import _result_dtype
+from ._core import cast, lift, result_dtype, static_int, static_shape
 
 
 def _filled(b, shape, value, dtype):
@@ -37,7 +37,7 @@ def full_like(b, a, fill_value, dtype=None, order="K", subok=True, shape=None, *
 
 def full(b, shape, fill_value, dtype=None, order="C", **kwargs):
     shape = static_shape(b, shape)
-    dtype = np.dtype(dtype) if dtype is not None else _result_dtype(b, [fill_value])
+    dtype = np.dtype(dtype) if dtype is not None else result_dtype(b, [fill_value])
     return _filled(b, shape, fill_value, dtype)
 
 
@@ -52,10 +52,9 @@ def _static_sized(name):
 def linspace(b, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
     num = static_int(b, num, "num")
     if retstep or axis != 0:
-        from ..errors import PSCValueError
         raise b.error(PSCValueError, "np.linspace with traced end points supports only "
                       "retstep=False and axis=0")
-    calc = _result_dtype(b, [start, stop, 1.0])
+    calc = result_dtype(b, [start, stop, 1.0])
     first, last = lift(b, start, calc), lift(b, stop, calc)
     shape = first.shape
     div = (num - 1) if endpoint else num

@@ -16,7 +16,8 @@ from ..builder import Builder
 from ..errors import PSCTypeError, PSCValueError
 from ..ir import Value
 from ..translation import has_traced, register_translation_rule
-from ._core import full_like_value, promote_and_broadcast, resolve_ufunc_dtypes
+from ._core import (cast, full_like_value, lift, promote_and_broadcast, resolve_ufunc_dtypes,
+                    static_int)
 
 
 def apply_ufunc(b: Builder, ufunc: np.ufunc, impl, args, kwargs) -> Value:
@@ -433,7 +434,6 @@ def round_rule(b, a, decimals=0, out=None):
     """``np.round(a, decimals)`` as NumPy computes it: ``rint(a * 10**d) / 10**d`` (or
     ``rint(a / 10**-d) * 10**-d`` for negative ``d``), halves to even; integers are kept
     for ``d >= 0`` and rounded through float64 otherwise."""
-    from ._core import cast, lift, static_int
     if out is not None:
         raise b.error(PSCTypeError, "np.round(..., out=...) writes into an array, which PSC "
                       "functions cannot do", "use the returned value")

@@ -12,11 +12,12 @@ import numpy as np
 
 from .. import dtypes
 from ..builder import Builder
-from ..errors import PSCShapeError, PSCTypeError, PSCValueError
+from ..errors import PSCShapeError, PSCValueError
 from ..ir import Value
 from ..translation import register_translation_rule
-from ._core import (broadcast_shapes, broadcast_to, cast, dtype_key, lift, normalize_axis,
-                    normalize_axes, raveled_if_0d, reduction_axes, static_int, static_shape)
+from ._core import (array, broadcast_shapes, broadcast_to, cast, lift, normalize_axis,
+                    normalize_axes, raveled_if_0d, reduction_axes, result_dtype, static_int,
+                    static_shape)
 from .elementwise import UFUNC_RULES
 
 RULES = {}
@@ -28,17 +29,6 @@ def _rule(*names):
             RULES[name] = fn
         return fn
     return register
-
-
-def _result_dtype(b: Builder, args) -> np.dtype:
-    """``np.result_type`` with weak Python scalars, as NumPy 2 promotes them."""
-    keys = [dtype_key(a) for a in args]
-    if all(isinstance(k, type) for k in keys):
-        keys = [np.asarray(k(0)).dtype for k in keys]
-    try:
-        return np.result_type(*[k(0) if isinstance(k, type) else k for k in keys])
-    except (TypeError, np.exceptions.DTypePromotionError) as err:
-        raise b.error(PSCTypeError, f"no common dtype: {err}") from None
 
 
 # --- reshaping ------------------------------------------------------------------------------
@@ -204,7 +194,7 @@ def _common(b: Builder, arrays, dtype=None) -> list[Value]:
                       for i in range(arrays.shape[0])]
         else:
             raise b.error(PSCValueError, "need at least one array to concatenate")
-    dtype = np.dtype(dtype) if dtype is not None else _result_dtype(b, arrays)
+    dtype = np.dtype(dtype) if dtype is not None else result_dtype(b, arrays)
     return [lift(b, a, dtype) for a in arrays]
 
 
@@ -255,21 +245,6 @@ def hstack(b, tup, dtype=None, casting="same_kind"):
 def column_stack(b, tup):
     values = [b.reshape(v, (v.size, 1)) if v.ndim < 2 else v for v in _common(b, tup)]
     return concatenate(b, values, axis=1)
-
-
-def array(b: Builder, obj, dtype=None) -> Value:
-    """``np.array`` of a (nested) list/tuple holding traced values: stack the elements."""
-    if isinstance(obj, (list, tuple)):
-        if not obj:
-            return b.constant(np.array([], dtype=dtype or np.float64))
-        elements = [array(b, e) if isinstance(e, (list, tuple)) else e for e in obj]
-        dtype = np.dtype(dtype) if dtype is not None else _result_dtype(b, elements)
-        values = [lift(b, e, dtype) for e in elements]
-        if len({v.shape for v in values}) != 1:
-            raise b.error(PSCValueError, "setting an array element with a sequence: the "
-                          "nested lists have different shapes")
-        return b.concatenate([b.reshape(v, (1,) + v.shape) for v in values], 0)
-    return lift(b, obj, dtype)
 
 
 @_rule("numpy.array", "numpy.asarray", "numpy.asanyarray", "numpy.ascontiguousarray")
@@ -381,7 +356,7 @@ def where(b, condition, x=None, y=None):
     if cond.dtype != dtypes.bool_:
         cond = b.ne(cond, b.broadcast_in_dim(b.constant(np.zeros((), cond.dtype)),
                                              cond.shape, ()))
-    dtype = _result_dtype(b, [x, y])
+    dtype = result_dtype(b, [x, y])
     xv, yv = lift(b, x, dtype), lift(b, y, dtype)
     shape = broadcast_shapes(b, cond.shape, xv.shape, yv.shape)
     result = b.select(broadcast_to(b, cond, shape), broadcast_to(b, xv, shape),
