@@ -12,6 +12,7 @@ from jax import tree_util
 from . import reference
 from .calls import transpiled
 from .context import current_builder, has_builder
+from .control_flow import truth
 from .errors import PSCTypeError
 from .ir import Value
 
@@ -44,7 +45,6 @@ def _predicate(b, value, what: str) -> Value:
     if value.shape != ():
         raise b.error(PSCTypeError, f"{what} must be a scalar, got shape {value.shape}",
                       "reduce it first, e.g. with .any() or .all()")
-    from .control_flow import truth
     return truth(value)
 
 
