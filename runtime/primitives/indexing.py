@@ -17,8 +17,8 @@ from ..autodiff.trace import replay
 from ..errors import PSCShapeError, PSCTypeError, PSCUnsupportedCallError, PSCValueError
 from ..lowering import binary_body, dims_attr, i64_array
 from ..primitive import batching_rule, checks, jvp_rule, lowers, vjp_rule
-from .support import (check_dims, check_scalar_indices, fmt, linear_jvp, require, same_dtypes,
-                      to_front)
+from .support import (check_dims, check_scalar_indices, const, fmt, linear_jvp, require,
+                      same_dtypes, to_front)
 
 
 def _shift(dims):
@@ -105,8 +105,7 @@ def _batch_dynamic_update_slice(b, op, operands, dims):
         return [b.dynamic_update_slice(x, update, [start, *indices])], [0]
     # a scatter skips a window that does not fit: clamp the starts as the op would
     lane_x, lane_update = op.operands[0], op.operands[1]
-    clamped = [b.min(b.max(i, b.constant(np.zeros((), i.dtype))),
-                     b.constant(np.asarray(n - u, i.dtype)))
+    clamped = [b.min(b.max(i, const(b, 0, i)), const(b, n - u, i))
                for i, n, u in zip(indices, lane_x.shape, lane_update.shape)]
     x, starts = _lanes_and_starts(b, x, dims[0], clamped, dims[2:])
     update = to_front(b, update, dims[1], x.shape[0])
