@@ -5,9 +5,9 @@ Every operation is printed in MLIR's generic form, ``%r = "stablehlo.op"(%a, %b)
 wrong.  The ``loc`` travels into XLA's HLO metadata (``source_file``/``source_line``), so
 profiles and XLA errors point at the user's line.
 
-This module is the printer; each primitive's own lowering is registered next to its other
-rules (`runtime.primitives`, registered in `runtime.primitive`), called with the printer and the operation.  The helpers
-below (`tensor_type`, `compare_attrs`, `Printer.generic`...) are what lowerings print with.
+This module is the printer.  Each primitive's own lowering is declared next to its other
+rules (`runtime.primitives`) and called with the printer and the operation; the helpers
+here (`tensor_type`, `compare_attrs`, `Printer.generic`...) are what lowerings print with.
 """
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """Reverse mode: the VJP of a traced region, emitted into a builder.
 
 `forward_pass` replays the region's ops on primal values (`replay`, keeping every
-intermediate), then `backward_pass` walks the ops backwards from the output cotangents, accumulating each
-operand's cotangent with the op's ``vjp`` rule (`runtime.primitive`).  Cotangents are
+intermediate), then `backward_pass` walks the ops backwards from the output cotangents,
+accumulating each operand's cotangent with the op's ``vjp`` rule (`runtime.primitive`).  Cotangents are
 ordinary builder values, so the backward program can itself be differentiated again.
 """
 from __future__ import annotations

@@ -24,14 +24,14 @@ def _check_dot_general(operands, attrs):
     lb, rb = attrs["lhs_batch"], attrs["rhs_batch"]
     lc, rc = attrs["lhs_contract"], attrs["rhs_contract"]
     require(len(lb) == len(rb) and len(lc) == len(rc), PSCShapeError,
-             "dot_general needs as many lhs as rhs batch and contracting dimensions")
+            "dot_general needs as many lhs as rhs batch and contracting dimensions")
     for dims, v in ((lb + lc, lhs), (rb + rc, rhs)):
         require(len(set(dims)) == len(dims) and all(0 <= d < v.ndim for d in dims),
-                 PSCValueError, f"dot_general dimensions {list(dims)} do not fit {fmt(v)}")
+                PSCValueError, f"dot_general dimensions {list(dims)} do not fit {fmt(v)}")
     for a, b in zip(lb + lc, rb + rc):
         require(lhs.shape[a] == rhs.shape[b], PSCShapeError,
-                 f"dot_general: {fmt(lhs)} dimension {a} (size {lhs.shape[a]}) does not "
-                 f"match {fmt(rhs)} dimension {b} (size {rhs.shape[b]})")
+                f"dot_general: {fmt(lhs)} dimension {a} (size {lhs.shape[a]}) does not "
+                f"match {fmt(rhs)} dimension {b} (size {rhs.shape[b]})")
     lhs_free = [d for d in range(lhs.ndim) if d not in lb and d not in lc]
     rhs_free = [d for d in range(rhs.ndim) if d not in rb and d not in rc]
     shape = ([lhs.shape[d] for d in lb] + [lhs.shape[d] for d in lhs_free]

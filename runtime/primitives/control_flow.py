@@ -1,13 +1,25 @@
-"""Differentiating control flow: ``case`` (both modes) and ``while`` (forward mode; reverse
-mode when the trip count is known when the program is built, i.e. a ``for`` over a static
-``range`` or ``fori_loop`` with static bounds).
+"""Control-flow primitives: ``while`` and ``case``, whose regions are closed sub-programs.
 
-Reverse mode through a fixed-trip loop linearizes one step of the body
+``while``'s operands are the loop state, then the values its regions capture; its regions
+are the condition and the body.  ``case``'s are the branch index, the operands passed to
+every branch, then the captured values; its regions are the branches.  The builder checks
+the regions when it makes them (`Builder.while_loop`, `Builder.conditional`) and passes
+the result types in ``result_avals``.
+
+Differentiation: ``case`` in both modes; ``while`` in forward mode, and in reverse mode
+when the trip count is known when the program is built (a ``for`` over a static
+``range``, ``fori_loop`` with static bounds) or bounded (the same loop with a ``break``).
+Reverse mode through such a loop linearizes one step of the body
 (`residuals.linearize_body`), runs the loop forward once as the loop that also stores,
-per iteration, the step's residuals (the primal values its backward step reads), then
-runs a loop backwards over the stored rows, applying the step's cotangent ops.  A ``while`` whose trip count is only known at run time
-cannot be reversed this way (the buffer's size would be unknown): that is a `PSCError`
-pointing to the fixed-trip forms.
+per iteration, the step's residuals (the primal values its backward step reads:
+``save_for_vjp``), then runs a loop backwards over the stored rows, applying the step's
+cotangent ops.  A ``while`` whose trip count is only known at run time cannot be
+reversed this way (the buffer's size would be unknown): that is a `PSCError` pointing to
+the fixed-trip forms.
+
+Batching: a ``while`` whose test differs between lanes runs until every lane is done,
+finished lanes kept by ``select``; a ``case`` whose index differs between lanes runs
+every branch and selects each lane's result.
 """
 from __future__ import annotations
 
@@ -24,7 +36,6 @@ from ..batching import batch_region, batched_outputs
 from ..errors import PSCValueError
 from ..primitive import batching_rule, checks, jvp_rule, lowers, saves_for_vjp, vjp_rule
 from .support import to_front
-
 
 # --- checks and lowerings --------------------------------------------------------------------
 

@@ -32,7 +32,7 @@ def _check_dynamic_slice(operands, attrs):
     sizes = attrs["slice_sizes"]
     check_scalar_indices("dynamic_slice", x, indices)
     require(len(sizes) == x.ndim and all(0 <= s <= d for s, d in zip(sizes, x.shape)),
-             PSCShapeError, f"dynamic_slice sizes {list(sizes)} do not fit {fmt(x)}")
+            PSCShapeError, f"dynamic_slice sizes {list(sizes)} do not fit {fmt(x)}")
     return [(tuple(sizes), x.dtype)]
 
 
@@ -78,8 +78,8 @@ def _check_dynamic_update_slice(operands, attrs):
     check_scalar_indices("dynamic_update_slice", x, indices)
     same_dtypes("dynamic_update_slice", (x, update))
     require(update.ndim == x.ndim and all(u <= d for u, d in zip(update.shape, x.shape)),
-             PSCShapeError, f"dynamic_update_slice: update {fmt(update)} does not fit in "
-             f"{fmt(x)}")
+            PSCShapeError, f"dynamic_update_slice: update {fmt(update)} does not fit in "
+            f"{fmt(x)}")
     return [(x.shape, x.dtype)]
 
 
@@ -129,7 +129,7 @@ def _index_batch_shape(indices, index_vector_dim):
 def _check_gather(operands, attrs):
     x, indices = operands
     require(dtypes.is_integer(indices.dtype), PSCTypeError,
-             f"gather indices must be integers, got {fmt(indices)}")
+            f"gather indices must be integers, got {fmt(indices)}")
     sizes = attrs["slice_sizes"]
     collapsed, batching = attrs["collapsed_slice_dims"], attrs["operand_batching_dims"]
     offset_dims, start_index_map = attrs["offset_dims"], attrs["start_index_map"]
@@ -140,18 +140,18 @@ def _check_gather(operands, attrs):
     check_dims("gather", "start_index_map", start_index_map, x.ndim, ordered=False)
     batch_shape, vector_size = _index_batch_shape(indices, ivd)
     require(len(sizes) == x.ndim and all(0 <= s <= d for s, d in zip(sizes, x.shape)),
-             PSCShapeError, f"gather slice sizes {list(sizes)} do not fit {fmt(x)}")
+            PSCShapeError, f"gather slice sizes {list(sizes)} do not fit {fmt(x)}")
     require(len(start_index_map) == vector_size and
-             all(0 <= d < x.ndim for d in start_index_map), PSCShapeError,
-             f"gather start_index_map {list(start_index_map)} does not match an index vector "
-             f"of size {vector_size}")
+            all(0 <= d < x.ndim for d in start_index_map), PSCShapeError,
+            f"gather start_index_map {list(start_index_map)} does not match an index vector "
+            f"of size {vector_size}")
     require(all(sizes[d] <= 1 for d in list(collapsed) + list(batching)), PSCShapeError,
-             "gather: collapsed and batching dimensions need slice size 1")
+            "gather: collapsed and batching dimensions need slice size 1")
     offset_sizes = [s for d, s in enumerate(sizes) if d not in collapsed and d not in batching]
     rank = len(batch_shape) + len(offset_sizes)
     check_dims("gather", "offset_dims", offset_dims, rank)
     require(len(offset_dims) == len(offset_sizes), PSCShapeError,
-             f"gather offset_dims {list(offset_dims)} do not fit a result of rank {rank}")
+            f"gather offset_dims {list(offset_dims)} do not fit a result of rank {rank}")
     offsets, batches = iter(offset_sizes), iter(batch_shape)
     shape = tuple(next(offsets) if d in offset_dims else next(batches) for d in range(rank))
     return [(shape, x.dtype)]
@@ -231,33 +231,33 @@ def _check_scatter(operands, attrs):
     x, indices, updates = operands
     same_dtypes("scatter", (x, updates))
     require(dtypes.is_integer(indices.dtype), PSCTypeError,
-             f"scatter indices must be integers, got {fmt(indices)}")
+            f"scatter indices must be integers, got {fmt(indices)}")
     require(attrs["mode"] in SCATTER_MODES, PSCValueError,
-             f"unknown scatter mode {attrs['mode']!r}")
+            f"unknown scatter mode {attrs['mode']!r}")
     window_dims, inserted = attrs["update_window_dims"], attrs["inserted_window_dims"]
     batching = attrs["input_batching_dims"]
     to_operand = attrs["scatter_dims_to_operand_dims"]
     require(0 <= attrs["index_vector_dim"] <= indices.ndim, PSCValueError,
-             "scatter index_vector_dim out of range")
+            "scatter index_vector_dim out of range")
     check_dims("scatter", "inserted_window_dims", inserted, x.ndim)
     check_dims("scatter", "input_batching_dims", batching, x.ndim)
     check_dims("scatter", "scatter_dims_to_operand_dims", to_operand, x.ndim, ordered=False)
     check_dims("scatter", "update_window_dims", window_dims, updates.ndim)
     batch_shape, vector_size = _index_batch_shape(indices, attrs["index_vector_dim"])
     require(len(to_operand) == vector_size, PSCShapeError,
-             "scatter_dims_to_operand_dims does not match the index vector size")
+            "scatter_dims_to_operand_dims does not match the index vector size")
     require(len(window_dims) + len(inserted) + len(batching) == x.ndim, PSCShapeError,
-             "scatter window dimensions do not add up to the operand's rank")
+            "scatter window dimensions do not add up to the operand's rank")
     require(updates.ndim == len(batch_shape) + len(window_dims), PSCShapeError,
-             f"scatter updates {fmt(updates)} need rank "
-             f"{len(batch_shape) + len(window_dims)}")
+            f"scatter updates {fmt(updates)} need rank "
+            f"{len(batch_shape) + len(window_dims)}")
     scatter_dims = [d for d in range(updates.ndim) if d not in window_dims]
     require([updates.shape[d] for d in scatter_dims] == list(batch_shape), PSCShapeError,
-             f"scatter updates {fmt(updates)} do not match indices {fmt(indices)}")
+            f"scatter updates {fmt(updates)} do not match indices {fmt(indices)}")
     operand_window = [d for d in range(x.ndim) if d not in inserted and d not in batching]
     for u, o in zip(window_dims, operand_window):
         require(updates.shape[u] <= x.shape[o], PSCShapeError,
-                 f"scatter update window {fmt(updates)} is larger than {fmt(x)}")
+                f"scatter update window {fmt(updates)} is larger than {fmt(x)}")
     return [(x.shape, x.dtype)]
 
 

@@ -26,7 +26,7 @@ REDUCTIONS = ("sum", "prod", "max", "min", "and", "or")
 
 def reduced_shape(name, x, dims):
     require(len(set(dims)) == len(dims) and all(0 <= d < x.ndim for d in dims),
-             PSCValueError, f"{name}: dimensions {list(dims)} do not fit {fmt(x)}")
+            PSCValueError, f"{name}: dimensions {list(dims)} do not fit {fmt(x)}")
     return tuple(s for d, s in enumerate(x.shape) if d not in dims)
 
 
@@ -170,11 +170,11 @@ def _check_argreduce(operands, attrs):
     (x,) = operands
     axis = attrs["axis"]
     require(0 <= axis < x.ndim, PSCValueError,
-             f"argmax/argmin axis {axis} is out of range for {fmt(x)}")
+            f"argmax/argmin axis {axis} is out of range for {fmt(x)}")
     require(x.shape[axis] > 0, PSCValueError,
-             f"attempt to get argmax/argmin of an empty sequence ({fmt(x)}, axis {axis})")
+            f"attempt to get argmax/argmin of an empty sequence ({fmt(x)}, axis {axis})")
     require(dtypes.is_integer(attrs["index_dtype"]), PSCTypeError,
-             "argmax/argmin index dtype must be an integer")
+            "argmax/argmin index dtype must be an integer")
     # the lowering reduces over an iota of indices of the operand's shape: it too must
     # be an array XLA can address
     check_extent(x.shape, np.dtype(attrs["index_dtype"]))
@@ -269,9 +269,9 @@ def _batch_argreduce(b, op, operands, dims):
 def _check_cumulative(operands, attrs):
     (x,) = operands
     require(attrs["kind"] in ("sum", "prod", "max", "min"), PSCValueError,
-             f"unknown cumulative reduction {attrs['kind']!r}")
+            f"unknown cumulative reduction {attrs['kind']!r}")
     require(0 <= attrs["axis"] < x.ndim, PSCValueError,
-             f"cumulative axis {attrs['axis']} is out of range for {fmt(x)}")
+            f"cumulative axis {attrs['axis']} is out of range for {fmt(x)}")
     return [(x.shape, x.dtype)]
 
 
@@ -330,7 +330,7 @@ def _check_sort(operands, attrs):
     same_shapes("sort", operands)
     dim, num_keys = attrs["dimension"], attrs["num_keys"]
     require(0 <= dim < operands[0].ndim, PSCValueError,
-             f"sort dimension {dim} is out of range for {fmt(operands[0])}")
+            f"sort dimension {dim} is out of range for {fmt(operands[0])}")
     require(1 <= num_keys <= len(operands), PSCValueError, "sort needs 1..n key operands")
     for key in operands[:num_keys]:
         require(not dtypes.is_complex(key.dtype), PSCTypeError, "cannot sort complex keys")
