@@ -5,7 +5,7 @@ Generated modules import only this package and NumPy.
 from . import array_api as _array_api  # noqa: F401  (gives Value its NumPy operators)
 from . import numpy_rules as _numpy_rules  # noqa: F401  (registers the NumPy rules)
 from . import reference
-from .autodiff import grad, hessian, jacfwd, jacrev, jvp, value_and_grad, vjp
+from .autodiff.api import grad, hessian, jacfwd, jacrev, jvp, value_and_grad, vjp
 from .builder import Builder
 from .cache import CacheInfo, LRUCache
 from .client import Executable, XLACompileError, XLARuntimeError, compile, get_client

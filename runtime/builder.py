@@ -4,7 +4,7 @@ Builder ops are *strict XLA*: operands of a binary op have one shape and one dty
 broadcasts are explicit.  NumPy's conveniences (broadcasting, promotion, weak scalars,
 ``axis=``) live in the translation rules (`runtime.numpy_rules`), on top of this API.
 
-Every op checks its operands (`runtime.ops`) and raises a `PSCError` pointing at the
+Every op checks its operands (its primitive's ``check`` rule, `runtime.primitives`) and raises a `PSCError` pointing at the
 builder's current source location, set by generated code with ``b.at(file, line, col)``.
 
     >>> import numpy as np
@@ -28,30 +28,11 @@ from .errors import (PSCError, PSCShapeError, PSCTypeError, PSCValueError,
                      SourceLocation)
 from .ir import Computation, Operation, Region, Value
 from .context import building
-from .ops import OP_DEFS, UNARY_OPS
+from .primitive import lookup
+from .primitives.elementwise import BUILDER_METHODS
 from .sourcemap import location_from_stack
 
-# Builder method name -> StableHLO op name, for the element-wise ops.
-_UNARY_METHODS = {
-    "neg": "negate", "abs": "abs", "sign": "sign", "exp": "exponential", "log": "log",
-    "log1p": "log_plus_one", "expm1": "exponential_minus_one", "sqrt": "sqrt",
-    "rsqrt": "rsqrt", "cbrt": "cbrt", "sin": "sine", "cos": "cosine", "tan": "tan",
-    "tanh": "tanh", "logistic": "logistic", "floor": "floor", "ceil": "ceil",
-    "round": "round_nearest_afz", "round_nearest_even": "round_nearest_even",
-    "not_": "not", "is_finite": "is_finite", "asin": "asin", "acos": "acos",
-    "atan": "atan", "sinh": "sinh", "cosh": "cosh", "asinh": "asinh", "acosh": "acosh",
-    "atanh": "atanh", "erf": "erf", "erfc": "erfc", "erf_inv": "erf_inv",
-    "lgamma": "lgamma", "digamma": "digamma",
-}
-_BINARY_METHODS = {
-    "add": "add", "sub": "subtract", "mul": "multiply", "div": "divide", "rem": "remainder",
-    "pow": "power", "max": "maximum", "min": "minimum", "atan2": "atan2", "and_": "and",
-    "or_": "or", "xor": "xor", "shift_left": "shift_left",
-    "shift_right_arithmetic": "shift_right_arithmetic",
-    "shift_right_logical": "shift_right_logical",
-}
 _COMPARISONS = {"eq": "EQ", "ne": "NE", "lt": "LT", "le": "LE", "gt": "GT", "ge": "GE"}
-assert set(_UNARY_METHODS.values()) == set(UNARY_OPS)
 
 
 LARGE_CONSTANT_BYTES = 1 << 20   # constants this big become executable arguments
@@ -139,7 +120,7 @@ class Builder:
         location = self.location
         op = Operation(name, operands, attrs, regions, location)
         try:
-            avals = OP_DEFS[name](operands, attrs)
+            avals = lookup(name).check(operands, attrs)
             # `Value` checks its extent (`ir.check_extent`): no op makes an array XLA
             # would abort on
             op.results = tuple(Value(shape, dtype, self._region, op) for shape, dtype in avals)
@@ -573,9 +554,7 @@ def _compare_method(direction: str):
     return method
 
 
-for _method, _op_name in _UNARY_METHODS.items():
-    setattr(Builder, _method, _unary_method(_op_name))
-for _method, _op_name in _BINARY_METHODS.items():
-    setattr(Builder, _method, _binary_method(_op_name))
+for _method, (_op_name, _arity) in BUILDER_METHODS.items():
+    setattr(Builder, _method, (_unary_method if _arity == 1 else _binary_method)(_op_name))
 for _method, _direction in _COMPARISONS.items():
     setattr(Builder, _method, _compare_method(_direction))

@@ -1,24 +1,35 @@
-"""Every primitive has its rules: op definitions <-> lowerings <-> builder methods, and
-every translation rule name denotes a real object (so the CLI can resolve it statically)."""
+"""Every primitive has its rules (check, lowering, JVP, VJP, batching) and its builder
+methods, and every translation rule name denotes a real object (so the CLI can resolve it
+statically)."""
 from __future__ import annotations
 
 import numpy as np
 
 import runtime
-from runtime.builder import Builder, _BINARY_METHODS, _UNARY_METHODS
-from runtime.lowering import LOWERINGS
-from runtime.ops import BINARY_OPS, OP_DEFS, UNARY_OPS
+from runtime.builder import Builder
+from runtime.primitive import PRIMITIVES, RULE_KINDS, missing_rules
+from runtime.primitives.elementwise import BUILDER_METHODS
 from runtime.translation import _resolve_object
 
+def test_every_primitive_has_every_rule():
+    assert len(PRIMITIVES) > 70   # (the families registered at all)
+    assert missing_rules() == {}, "rules missing, by primitive: " + repr(missing_rules())
 
-def test_every_op_definition_has_a_lowering():
-    assert set(OP_DEFS) == set(LOWERINGS)
+
+def test_missing_rules_names_the_primitive_and_the_rule():
+    from runtime.primitive import Primitive
+    PRIMITIVES["__test_only__"] = Primitive("__test_only__", check=lambda o, a: [])
+    try:
+        assert missing_rules()["__test_only__"] == [k for k in RULE_KINDS if k != "check"]
+    finally:
+        del PRIMITIVES["__test_only__"]
 
 
 def test_every_elementwise_op_has_a_builder_method():
-    assert set(_UNARY_METHODS.values()) == set(UNARY_OPS)
-    assert set(_BINARY_METHODS.values()) == set(BINARY_OPS)
-    for method in [*_UNARY_METHODS, *_BINARY_METHODS, "eq", "ne", "lt", "le", "gt", "ge"]:
+    for method, (name, arity) in BUILDER_METHODS.items():
+        assert name in PRIMITIVES
+        assert callable(getattr(Builder, method))
+    for method in ["eq", "ne", "lt", "le", "gt", "ge"]:
         assert callable(getattr(Builder, method))
 
 
@@ -60,15 +71,3 @@ def test_untranslatable_call_is_a_clear_error():
     x = b.parameter(0, (2,), np.float32)
     with pytest.raises(runtime.PSCUnsupportedCallError, match="no translation rule"):
         runtime.translate(b, opaque, x)
-
-
-def test_every_primitive_has_differentiation_rules():
-    from runtime.autodiff import forward, reverse
-    from runtime.autodiff.rules import NONDIFFERENTIABLE, PARTIALS
-    forward_rules = set(NONDIFFERENTIABLE) | set(PARTIALS) | set(forward.LINEAR_OPERANDS) | \
-        set(forward._RULES)
-    reverse_rules = set(NONDIFFERENTIABLE) | set(PARTIALS) | set(reverse._RULES)
-    assert set(OP_DEFS) - forward_rules == set()
-    assert set(OP_DEFS) - reverse_rules == set()
-    # a linear op forward needs a transpose backward
-    assert set(forward.LINEAR_OPERANDS) <= set(reverse._RULES)

@@ -1,4 +1,8 @@
-"""Automatic differentiation on the builder's graph IR (forward and reverse mode)."""
-from .api import grad, hessian, jacfwd, jacrev, jvp, value_and_grad, vjp
+"""Automatic differentiation on the builder's graph IR (forward and reverse mode).
 
-__all__ = ["grad", "hessian", "jacfwd", "jacrev", "jvp", "value_and_grad", "vjp"]
+`api` holds the transforms users call (``grad``, ``jvp``...; re-exported by `runtime`);
+`forward` and `reverse` are the drivers that apply each primitive's ``jvp`` and ``vjp``
+rules (`runtime.primitives`); `residuals` splits a loop step's VJP between the forward and
+the backward loop.  This package's ``__init__`` imports none of them, so that the
+primitive modules can use the drivers without importing the transforms.
+"""

@@ -18,9 +18,9 @@ from ..errors import PSCTypeError, PSCValueError
 from ..ir import Value
 from ..calls import transpiled
 from ..staged import StagedFunction
-from .forward import jvp_region, zeros, zeros_like
+from .forward import jvp_region
 from .reverse import backward_pass, forward_pass
-from .rules import is_float
+from .tangents import is_float, zeros, zeros_like
 from .trace import trace
 
 _staged_cache: dict = {}   # (transform name, function, options) -> StagedFunction

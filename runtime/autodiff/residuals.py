@@ -19,9 +19,8 @@ from __future__ import annotations
 import dataclasses
 
 from ..ir import Operation, Region, Value
-from .forward import zeros_like
 from .reverse import backward_pass, forward_pass
-from .rules import is_float
+from .tangents import is_float, zeros_like
 from .trace import replay
 
 RECOMPUTED = frozenset({

@@ -1,13 +1,25 @@
-"""Differentiating control flow: ``case`` (both modes) and ``while`` (forward mode; reverse
-mode when the trip count is known when the program is built, i.e. a ``for`` over a static
-``range`` or ``fori_loop`` with static bounds).
+"""Control-flow primitives: ``while`` and ``case``, whose regions are closed sub-programs.
 
-Reverse mode through a fixed-trip loop linearizes one step of the body
+``while``'s operands are the loop state, then the values its regions capture; its regions
+are the condition and the body.  ``case``'s are the branch index, the operands passed to
+every branch, then the captured values; its regions are the branches.  The builder checks
+the regions when it makes them (`Builder.while_loop`, `Builder.conditional`) and passes
+the result types in ``result_avals``.
+
+Differentiation: ``case`` in both modes; ``while`` in forward mode, and in reverse mode
+when the trip count is known when the program is built (a ``for`` over a static
+``range``, ``fori_loop`` with static bounds) or bounded (the same loop with a ``break``).
+Reverse mode through such a loop linearizes one step of the body
 (`residuals.linearize_body`), runs the loop forward once as the loop that also stores,
-per iteration, the step's residuals (the primal values its backward step reads), then
-runs a loop backwards over the stored rows, applying the step's cotangent ops.  A ``while`` whose trip count is only known at run time
-cannot be reversed this way (the buffer's size would be unknown): that is a `PSCError`
-pointing to the fixed-trip forms.
+per iteration, the step's residuals (the primal values its backward step reads:
+``save_for_vjp``), then runs a loop backwards over the stored rows, applying the step's
+cotangent ops.  A ``while`` whose trip count is only known at run time cannot be
+reversed this way (the buffer's size would be unknown): that is a `PSCError` pointing to
+the fixed-trip forms.
+
+Batching: a ``while`` whose test differs between lanes runs until every lane is done,
+finished lanes kept by ``select``; a ``case`` whose index differs between lanes runs
+every branch and selects each lane's result.
 """
 from __future__ import annotations
 
@@ -15,12 +27,42 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..autodiff.forward import jvp_region
+from ..autodiff.residuals import LinearizedBody, linearize_body, run_backward, run_primal
+from ..autodiff.reverse import backward_pass, forward_pass
+from ..autodiff.tangents import is_float, zeros, zeros_like
+from ..autodiff.trace import replay
+from ..batching import batch_region, batched_outputs
 from ..errors import PSCValueError
-from .forward import jvp_region, zeros, zeros_like
-from .residuals import LinearizedBody, linearize_body, run_backward, run_primal
-from .reverse import backward_pass, forward_pass
-from .rules import is_float
+from ..primitive import batching_rule, checks, jvp_rule, lowers, saves_for_vjp, vjp_rule
+from .support import to_front
 
+# --- checks and lowerings --------------------------------------------------------------------
+
+
+@checks("while", "case")
+def _check_control_flow(operands, attrs):
+    return list(attrs["result_avals"])
+
+
+@lowers("while")
+def _lower_while(p, op):
+    cond, body = op.regions
+    regions = [p.region(cond, op=op), p.region(body, op=op)]
+    p.generic(op, "while", regions=regions)
+
+
+@lowers("case")
+def _lower_case(p, op):
+    """Branches are printed with their parameters bound to the case's operands: StableHLO
+    case regions take no arguments and see enclosing values directly."""
+    index, *passed = op.operands
+    outer = [p.name(v) for v in passed]
+    regions = [p.region(r, bind_params=outer, op=op) for r in op.regions]
+    p.generic(op, "case", regions=regions, operands=[index])
+
+
+# --- derivatives -------------------------------------------------------------------------------
 
 def _materialize(b, tangents, primals):
     """Tangents of float values as Values (zeros for symbolic zeros); None for others."""
@@ -39,6 +81,7 @@ def _fill(pattern, values):
 
 # --- case --------------------------------------------------------------------------------------
 
+@jvp_rule("case")
 def case_jvp(b, op, primals, tangents):
     index, passed = primals[0], primals[1:]
     passed_t = _materialize(b, tangents[1:], passed)
@@ -55,6 +98,7 @@ def case_jvp(b, op, primals, tangents):
     return outs, _fill(pattern, outs_t)
 
 
+@vjp_rule("case")
 def case_vjp(b, op, primals, results, cts):
     index, passed = primals[0], primals[1:]
     cts = _materialize(b, cts, results)
@@ -74,6 +118,7 @@ def case_vjp(b, op, primals, results, cts):
 
 # --- while -------------------------------------------------------------------------------------
 
+@jvp_rule("while")
 def while_jvp(b, op, primals, tangents):
     cond_region, body_region = op.regions
     n = op.attrs["num_state"]
@@ -103,6 +148,7 @@ class SavedLoop(NamedTuple):
     rows: list    # per residual (then the loop test, for a guarded loop): (trip_count, ...)
 
 
+@vjp_rule("while")
 def while_vjp(b, op, primals, results, cts, saved: SavedLoop | None = None):
     trip_count = op.attrs.get("trip_count")
     guarded = trip_count is None and op.attrs.get("max_trip_count") is not None
@@ -164,6 +210,21 @@ def _step_vjp(b, body: LinearizedBody, row, guarded, cs):
         _, c = operands
         return list(c), [zeros_like(sub, ct) for ct in body.param_cts[len(c):]]
     return b.conditional(row[-1], [through_body, skipped], (row[:-1], cs))
+
+
+def is_bounded(op) -> bool:
+    """Whether the loop's trip count, or a bound on it, is known."""
+    return bool(op.attrs.get("trip_count") or op.attrs.get("max_trip_count"))
+
+
+@saves_for_vjp("while")
+def save_while(b, op, operands):
+    """The forward pass of a loop a backward pass follows: a bounded loop saves its
+    residuals (`saving_while`); another is only replayed (its VJP then says why it has
+    none)."""
+    if not is_bounded(op):
+        return replay(b, op, operands), None
+    return saving_while(b, op, operands)
 
 
 def saving_while(b, op, operands):
@@ -255,3 +316,98 @@ def _induction_variable(body_region, num_state, trip_count):
 def _store_row(b, buffer, value, k):
     zeros = [b.constant(np.zeros((), k.dtype))] * value.ndim
     return b.dynamic_update_slice(buffer, b.reshape(value, (1,) + value.shape), [k] + zeros)
+
+
+# --- batching ----------------------------------------------------------------------------------
+
+def _lanes(operands, dims):
+    return next(v.shape[d] for v, d in zip(operands, dims) if d is not None)
+
+
+def _as_dim(b, value, dim, batched, size):
+    """``value`` (batched along ``dim``) with its lanes first if ``batched``, else as it is
+    (it must then be unbatched)."""
+    return to_front(b, value, dim, size) if batched else value
+
+
+@batching_rule("while")
+def _batch_while(b, op, operands, dims):
+    """The state entries the body makes batched become batched from the start (a fixed
+    point), lanes first.  A batched loop test runs the loop until every lane's test
+    fails, each finished lane's state kept by a ``select``."""
+    n = op.attrs["num_state"]
+    cond_region, body_region = op.regions
+    size = _lanes(operands, dims)
+    captured = [to_front(b, v, d, size) if d is not None else v
+                for v, d in zip(operands[n:], dims[n:])]
+    captured_batched = [d is not None for d in dims[n:]]
+    batched = [d is not None for d in dims[:n]]
+    while True:
+        grown = batched_outputs(body_region, batched + captured_batched)[:n]
+        grown = [a or g for a, g in zip(batched, grown)]
+        if grown == batched:
+            break
+        batched = grown
+    test_batched = batched_outputs(cond_region, batched + captured_batched)[0]
+    if test_batched:
+        batched = [True] * n
+    in_dims = [0 if is_batched else None for is_batched in batched]
+    region_dims = in_dims + [0 if c else None for c in captured_batched]
+    init = [_as_dim(b, v, d, is_batched, size)
+            for v, d, is_batched in zip(operands[:n], dims[:n], batched)]
+
+    def test(sub, state):
+        (value,), (dim,) = batch_region(sub, cond_region, list(state) + captured, region_dims)
+        return sub.reduce(value, "or", [0]) if dim is not None else value
+
+    def step(sub, state):
+        outs, out_dims = batch_region(sub, body_region, list(state) + captured, region_dims)
+        new = [_as_dim(sub, v, d, is_batched, size)
+               for v, d, is_batched in zip(outs[:n], out_dims[:n], batched)]
+        if not test_batched:
+            return new
+        (going,), (dim,) = batch_region(sub, cond_region, list(state) + captured, region_dims)
+        going = to_front(sub, going, dim)
+        return [sub.select(sub.broadcast_in_dim(going, v.shape, (0,)), v, old)
+                for v, old in zip(new, state)]
+    final = b.while_loop(test, step, init,
+                         trip_count=None if test_batched else op.attrs.get("trip_count"),
+                         max_trip_count=op.attrs.get("max_trip_count"))
+    results = list(final) + list(captured)
+    return results, in_dims + [0 if c else None for c in captured_batched]
+
+
+@batching_rule("case")
+def _batch_case(b, op, operands, dims):
+    """An unbatched index picks one batched branch for all lanes; a batched one runs
+    every branch and picks each lane's result with ``select``."""
+    index, passed = operands[0], operands[1:]
+    size = _lanes(operands, dims)
+    passed = [to_front(b, v, d, size) if d is not None else v
+              for v, d in zip(passed, dims[1:])]
+    passed_dims = [0 if d is not None else None for d in dims[1:]]
+    if dims[0] is None:
+        out_batched = [any(flags) for flags in zip(*(
+            batched_outputs(r, [d is not None for d in passed_dims]) for r in op.regions))]
+
+        def branch(region):
+            def build(sub, values):
+                outs, out_dims = batch_region(sub, region, list(values), passed_dims)
+                return [_as_dim(sub, v, d, is_batched, size)
+                        for v, d, is_batched in zip(outs, out_dims, out_batched)]
+            return build
+        results = b.conditional(index, [branch(r) for r in op.regions], passed)
+        return results, [0 if is_batched else None for is_batched in out_batched]
+    index = to_front(b, index, dims[0])
+    chosen = None
+    for k, region in reversed(list(enumerate(op.regions))):
+        outs, out_dims = batch_region(b, region, passed, passed_dims)
+        outs = [to_front(b, v, d, size) for v, d in zip(outs, out_dims)]
+        if chosen is None:
+            chosen = outs
+            continue
+        hit = b.eq(index, b.broadcast_in_dim(b.constant(np.asarray(k, index.dtype)),
+                                             index.shape, ()))
+        chosen = [b.select(b.broadcast_in_dim(hit, v.shape, (0,)), v, c)
+                  for v, c in zip(outs, chosen)]
+    return chosen, [0] * len(chosen)

@@ -1,0 +1,21 @@
+"""The primitives of the graph IR, one module per family; importing this package
+registers them all (`runtime.primitive` holds the records).
+
+====================  ==========================================================
+module                primitives
+====================  ==========================================================
+``elementwise``       unary and binary arithmetic, ``compare``, ``select``, ``convert``
+``shapes``            ``constant``, ``iota``, ``broadcast_in_dim``, ``reshape``,
+                      ``transpose``, ``reverse``, ``slice``, ``pad``, ``concatenate``
+``reductions``        ``reduce``, ``argmax``, ``argmin``, ``cumulative``, ``sort``
+``contractions``      ``dot_general``
+``indexing``          ``dynamic_slice``, ``dynamic_update_slice``, ``gather``, ``scatter``
+``control_flow``      ``while``, ``case``
+====================  ==========================================================
+
+Each module declares, for each of its primitives, the operand check and result type, the
+StableHLO lowering, the JVP, the VJP and the batching rule, side by side.
+"""
+from . import contractions, control_flow, elementwise, indexing, reductions, shapes
+
+__all__ = ["contractions", "control_flow", "elementwise", "indexing", "reductions", "shapes"]

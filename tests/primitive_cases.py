@@ -1,0 +1,236 @@
+"""Programs of builder ops that reach every primitive, shared by the batching and
+derivative rule tests: ``CASES[name] = (build, draws, primitives)``, where
+``build(b, *params)`` builds one lane's program, ``draws`` make one lane of each argument
+from a NumPy ``Generator``, and ``primitives`` names the primitives the program exercises.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from runtime import Builder, Value
+from runtime.primitives.elementwise import BUILDER_METHODS
+
+F64, F32, I32, I64 = (np.dtype(t) for t in (np.float64, np.float32, np.int32, np.int64))
+
+
+def uniform(shape, low=-1.0, high=1.0, dtype=F64):
+    return lambda rng: rng.uniform(low, high, shape).astype(dtype)
+
+
+def integers(shape, low=-5, high=6, dtype=I32):
+    return lambda rng: rng.integers(low, high, shape).astype(dtype)
+
+
+def booleans(shape):
+    return lambda rng: rng.integers(0, 2, shape).astype(bool)
+
+
+def lane_program(build, lanes):
+    b = Builder("lane")
+    params = [b.parameter(i, a.shape, a.dtype) for i, a in enumerate(lanes)]
+    outs = build(b, *params)
+    outs = [outs] if isinstance(outs, Value) else list(outs)
+    return b.build(*outs)
+
+
+CASES = {}
+
+
+def case(name, *draws, primitives):
+    def register(build):
+        CASES[name] = (build, draws, primitives)
+        return build
+    return register
+
+# --- element-wise --------------------------------------------------------------------------
+
+
+_DOMAINS = {"log": (0.2, 2.0), "sqrt": (0.2, 2.0), "rsqrt": (0.2, 2.0), "acosh": (1.2, 3.0),
+            "log1p": (0.0, 2.0), "lgamma": (0.5, 3.0), "digamma": (0.5, 3.0)}
+_UNARY_FLOAT = ["neg", "abs", "sign", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "cbrt",
+                "sin", "cos", "tan", "tanh", "logistic", "floor", "ceil", "round",
+                "round_nearest_even", "is_finite", "asin", "acos", "atan", "sinh", "cosh",
+                "asinh", "acosh", "atanh", "erf", "erfc", "erf_inv", "lgamma", "digamma"]
+for _method in _UNARY_FLOAT:
+    low, high = _DOMAINS.get(_method, (-0.9, 0.9))
+    case(f"unary_{_method}", uniform((2, 3), low, high),
+         primitives=(BUILDER_METHODS[_method][0],))(lambda b, x, m=_method: getattr(b, m)(x))
+case("unary_not", integers((4,)), primitives=("not",))(lambda b, x: b.not_(x))
+
+for _method in ["add", "sub", "mul", "div", "rem", "pow", "max", "min", "atan2"]:
+    low = 0.5 if _method == "pow" else -1.0
+    case(f"binary_{_method}", uniform((2, 3), low, 2.0), uniform((2, 3), 0.5, 2.0),
+         primitives=(BUILDER_METHODS[_method][0],))(lambda b, x, y, m=_method: getattr(b, m)(x, y))
+for _method in ["and_", "or_", "xor", "shift_left", "shift_right_arithmetic",
+                "shift_right_logical"]:
+    case(f"binary_{_method}", integers((5,), 0, 100), integers((5,), 0, 4),
+         primitives=(BUILDER_METHODS[_method][0],))(lambda b, x, y, m=_method: getattr(b, m)(x, y))
+
+
+@case("compare", uniform((4,)), uniform((4,)), primitives=("compare",))
+def _compare(b, x, y):
+    return [b.lt(x, y), b.eq(x, x)]
+
+
+@case("select", booleans((2, 3)), uniform((2, 3)), uniform((2, 3)), primitives=("select",))
+def _select(b, p, x, y):
+    return b.select(p, x, y)
+
+
+@case("select_scalar_predicate", booleans(()), uniform((2, 3)), uniform((2, 3)),
+      primitives=("select",))
+def _select_scalar(b, p, x, y):
+    return b.select(p, x, y)
+
+
+@case("convert", uniform((3,), -3, 3), primitives=("convert",))
+def _convert(b, x):
+    return [b.convert(x, np.int32), b.convert(x, np.float32)]
+
+# --- leaves and shapes -----------------------------------------------------------------------
+
+
+@case("constant_and_iota", uniform((2, 3)), primitives=("constant", "iota"))
+def _leaves(b, x):
+    ramp = b.convert(b.iota((2, 3), np.int32, 1), np.float64)
+    return b.add(b.mul(x, ramp), b.broadcast_in_dim(b.constant(2.5), (2, 3), ()))
+
+
+@case("broadcast_in_dim", uniform((3, 1)), primitives=("broadcast_in_dim",))
+def _broadcast(b, x):
+    return [b.broadcast_in_dim(x, (2, 3, 4), (1, 2)), b.broadcast_in_dim(x, (3, 5), (0, 1))]
+
+
+@case("reshape", uniform((2, 3)), primitives=("reshape",))
+def _reshape(b, x):
+    return [b.reshape(x, (3, 2)), b.reshape(x, (6,))]
+
+
+@case("transpose", uniform((2, 3, 4)), primitives=("transpose",))
+def _transpose(b, x):
+    return b.transpose(x, (2, 0, 1))
+
+
+@case("reverse", uniform((2, 3)), primitives=("reverse",))
+def _reverse(b, x):
+    return [b.reverse(x, (1,)), b.reverse(x, (0, 1))]
+
+
+@case("slice", uniform((5, 6)), primitives=("slice",))
+def _slice(b, x):
+    return b.slice(x, (1, 0), (4, 6), (2, 3))
+
+
+@case("pad", uniform((2, 3)), uniform(()), primitives=("pad",))
+def _pad(b, x, v):
+    return [b.pad(x, v, (1, -1), (0, 2), (1, 0))]
+
+
+@case("concatenate", uniform((2, 3)), uniform((1, 3)), primitives=("concatenate",))
+def _concatenate(b, x, y):
+    return [b.concatenate([x, y, x], 0)]
+
+# --- contractions and reductions -------------------------------------------------------------
+
+
+@case("dot_general_matmul", uniform((2, 3)), uniform((3, 4)), primitives=("dot_general",))
+def _matmul(b, x, y):
+    return b.dot_general(x, y, ((1,), (0,)))
+
+
+@case("dot_general_batched", uniform((2, 3, 4)), uniform((2, 4, 5)),
+      primitives=("dot_general",))
+def _bmm(b, x, y):
+    return b.dot_general(x, y, ((2,), (1,)), ((0,), (0,)))
+
+
+@case("reduce", uniform((2, 3)), integers((2, 3), 0, 2), primitives=("reduce",))
+def _reduce(b, x, m):
+    flags = b.ne(m, b.broadcast_in_dim(b.constant(np.int32(0)), (2, 3), ()))
+    return [b.reduce(x, "sum", (1,)), b.reduce(x, "max", (0, 1)), b.reduce(x, "prod", (0,)),
+            b.reduce(flags, "or", (1,))]
+
+
+@case("argmax_argmin", uniform((3, 4)), primitives=("argmax", "argmin"))
+def _argreduce(b, x):
+    return [b.argmax(x, 1), b.argmin(x, 0, np.int32)]
+
+
+@case("cumulative", uniform((3, 4)), primitives=("cumulative",))
+def _cumulative(b, x):
+    return [b.cumulative(x, "sum", 1), b.cumulative(x, "max", 0, reverse=True)]
+
+
+@case("sort", integers((2, 5), 0, 3), uniform((2, 5)), primitives=("sort",))
+def _sort(b, k, v):
+    return b.sort([k, v], 1, num_keys=2)
+
+# --- indexing ----------------------------------------------------------------------------------
+
+
+@case("dynamic_slice", uniform((5, 6)), integers((), -2, 7), integers((), 0, 4),
+      primitives=("dynamic_slice",))
+def _dynamic_slice(b, x, i, j):
+    return b.dynamic_slice(x, [i, j], (2, 3))
+
+
+@case("dynamic_update_slice", uniform((5, 6)), uniform((2, 3)), integers((), -2, 7),
+      integers((), 0, 5), primitives=("dynamic_update_slice",))
+def _dynamic_update_slice(b, x, u, i, j):
+    return b.dynamic_update_slice(x, u, [i, j])
+
+
+@case("gather_rows", uniform((5, 3)), integers((4, 1), 0, 5), primitives=("gather",))
+def _gather(b, x, idx):
+    return b.gather(x, idx, offset_dims=(1,), collapsed_slice_dims=(0,),
+                    start_index_map=(0,), index_vector_dim=1, slice_sizes=(1, 3))
+
+
+@case("scatter_add_rows", uniform((5, 3)), integers((4, 1), 0, 5), uniform((4, 3)),
+      primitives=("scatter",))
+def _scatter(b, x, idx, u):
+    return b.scatter(x, idx, u, update_window_dims=(1,), inserted_window_dims=(0,),
+                     scatter_dims_to_operand_dims=(0,), index_vector_dim=1, mode="add")
+
+# --- control flow ------------------------------------------------------------------------------
+
+
+@case("while_fixed_trips", uniform((3,)), uniform(()), primitives=("while",))
+def _while_fixed(b, x, w):
+    def cond(sub, state):
+        return sub.lt(state[0], sub.constant(np.int32(4)))
+
+    def body(sub, state):
+        i, acc = state
+        return sub.add(i, sub.constant(np.int32(1))), sub.add(
+            sub.mul(acc, sub.broadcast_in_dim(w, (3,), ())), sub.sin(acc))
+    return b.while_loop(cond, body, (b.constant(np.int32(0)), x), trip_count=4)[1]
+
+
+@case("while_lane_dependent_trips", uniform((), 0.1, 1.0), uniform((2,)),
+      primitives=("while",))
+def _while_lanes(b, x, y):
+    limit = b.constant(5.0)
+
+    def cond(sub, state):
+        return sub.lt(state[0], limit)
+
+    def body(sub, state):
+        v, acc, n = state
+        return (sub.mul(v, sub.constant(2.0)), sub.add(acc, sub.broadcast_in_dim(v, (2,), ())),
+                sub.add(n, sub.constant(np.int32(1))))
+    return list(b.while_loop(cond, body, (x, y, b.constant(np.int32(0)))))
+
+
+@case("case_by_index", integers((), -1, 4), uniform((3,)), uniform(()), primitives=("case",))
+def _case(b, i, x, w):
+    branches = [lambda sub, ops: [sub.neg(ops[0])],
+                lambda sub, ops: [sub.mul(ops[0], sub.broadcast_in_dim(w, (3,), ()))],
+                lambda sub, ops: [sub.broadcast_in_dim(sub.constant(1.5), (3,), ())]]
+    return b.conditional(i, branches, [x])
+
+
+@case("case_by_predicate", booleans(()), uniform((2,)), primitives=("case",))
+def _cond(b, p, x):
+    return b.conditional(p, [lambda sub, ops: [sub.exp(ops[0])],
+                             lambda sub, ops: [sub.add(ops[0], ops[0])]], [x])
