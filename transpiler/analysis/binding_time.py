@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import gast
 
+from runtime.public_names import STATIC_RANGE
+
 from ..anno import Anno, BindingTime, setanno
 from .liveness import carried
-from .resolve import Kind, resolution_of
+from .resolve import Kind, range_call, resolution_of
 from .walk import walk
 
 STATIC, TRACED = BindingTime.STATIC, BindingTime.TRACED
@@ -125,18 +127,6 @@ def _exits_under_traced_if(statements, evaluator, traced=False) -> bool:
     return False
 
 
-def _range_kind(node) -> str | None:
-    """"range" or "static_range" when ``node`` calls one of them (as `rules.decisions`)."""
-    if isinstance(node, gast.Call):
-        resolved = resolution_of(node.func)
-        qualname = (resolved.qualname or "") if resolved is not None else ""
-        if qualname == "builtins.range":
-            return "range"
-        if qualname.endswith(".static_range"):
-            return "static_range"
-    return None
-
-
 def _updated_variable(target: gast.Subscript):
     """``x`` for ``x[i][j] = v``: the variable an element assignment rebinds."""
     base = target
@@ -218,8 +208,8 @@ class _Propagator(gast.NodeVisitor):
         """`rules.decisions.is_staged_for` on the environment so far: over a traced
         iterable with one target, or over ``range`` when a carried variable is traced (a
         loop it stages may still unroll at build time: traced is the safe verdict)."""
-        kind = _range_kind(node.iter)
-        if kind == "static_range":
+        kind = range_call(node.iter)
+        if kind == STATIC_RANGE:
             return False
         if iterable is TRACED:
             return isinstance(node.target, gast.Name)
