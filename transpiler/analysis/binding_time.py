@@ -1,14 +1,14 @@
 """Binding times: which expressions are static (known at build time) and which traced.
 
-DESIGN §2: parameters are traced unless declared static; shapes, ``ndim``, dtypes, sizes
-and lengths are static; module-level names are static; an expression with a traced operand
-is traced.  A variable is traced if any assignment to it is (flow-insensitive, iterated to a
-fixpoint), which is conservative: a traced verdict may meet a static value at build time,
-never the other way round for the rules that rely on it.  A ``for`` loop that may be staged
-(`rules.decisions.is_staged_for`: over a traced array, or over ``range`` when it carries a
-traced variable) makes its index and everything it carries traced: while the program is
-built they are the loop's traced state, whatever they start as.  Liveness must have run
-(the carried variables are those live around the loop).
+The PSC subset's rule: parameters are traced unless declared static; shapes, ``ndim``,
+dtypes, sizes and lengths are static; module-level names are static; an expression with a
+traced operand is traced. A variable is traced if any assignment to it is
+(flow-insensitive, iterated to a fixpoint), which is conservative: a traced verdict may
+meet a static value at build time, never the other way round for the rules that rely on it.
+A ``for`` loop that may be staged (`rules.decisions.is_staged_for`: over a traced array, or
+over ``range`` when it carries a traced variable) makes its index and everything it carries
+traced: while the program is built they are the loop's traced state, whatever they start
+as. Liveness must have run (the carried variables are those live around the loop).
 
 Annotates every expression node with `Anno.BINDING_TIME`.
 """
