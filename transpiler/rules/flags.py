@@ -31,7 +31,7 @@ def guarded(alias: str, flag: str, statements) -> gast.If:
 
 
 def lower_exits(statements, is_exit, replacement, flag: str, alias: str, *,
-                through_loops: bool = False, in_loop: bool = False):
+                through_loops: bool = False):
     """Replace exit statements (``break``...) by ``replacement(stmt, in_loop)`` and guard
     what follows them with ``flag``.  Returns (new statements, whether an exit may have
     run).
@@ -39,8 +39,8 @@ def lower_exits(statements, is_exit, replacement, flag: str, alias: str, *,
     Without ``through_loops`` (``break``, ``continue``) nested loops and functions keep
     their own exits.  With it (``return``) the exits inside nested loops are lowered too:
     there (``in_loop``) the replacement ends with a ``break``, so what follows in the loop
-    needs no guard (`BreakContinue` lowers that ``break`` with the loop's other exits, and
-    guards it then); a loop that holds one gets `Anno.RETURNS_INSIDE`, and is followed,
+    needs no guard here (`BreakContinue` then lowers that ``break`` with the loop's other
+    exits, guarding what follows it); a loop that holds one gets `Anno.RETURNS_INSIDE`, and is followed,
     inside an enclosing loop, by ``if flag: break``.
     """
     def block(statements, in_loop):
@@ -67,10 +67,10 @@ def lower_exits(statements, is_exit, replacement, flag: str, alias: str, *,
                 new.append(with_origin(gast.If(load(flag), [gast.Break()], []), statement))
             if exits:
                 rest, _ = block(statements[index + 1:], in_loop)
-                if rest and in_loop and through_loops:
+                if rest and in_loop:   # (only with through_loops)
                     new.extend(rest)   # the `break` just written guards them
                 elif rest:
                     new.append(guarded(alias, flag, rest))
                 return new, True
         return new, False
-    return block(statements, in_loop)
+    return block(statements, False)
