@@ -1,9 +1,11 @@
 """The emitter: rewritten functions -> a readable, deterministic Python module.
 
-`emit.module.emit_module` prints; `emit.sourcemap.line_map` reads the ``# file.py:LINE``
-comments back, so that errors and HLO metadata point at the user's source.
+`emit.module.emit_module` prints; `emit.fileformat` owns the generated file's format (its
+name, its header with the function digests, the ``# file.py:LINE`` comments), each
+convention with its writer and its reader.  `emit` imports neither `transpiler` nor
+anything that imports it: the front end hands it plain data.
 """
+from .fileformat import line_map
 from .module import emit_module
-from .sourcemap import line_map
 
 __all__ = ["emit_module", "line_map"]

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import gast
 
+from runtime.public_names import DECORATOR, RUNTIME_EQUIVALENTS
+
 _RENAMED_MODULES = {"numpy": "runtime.numpy_api", "numpy.linalg": "runtime.numpy_api.linalg",
-                    "transpiler": "runtime", "transpiler.api": "runtime"}
-_DROPPED = {"jit_ps"}   # the decorator itself: the generated code never calls it
+                    **RUNTIME_EQUIVALENTS}
+_DROPPED = {DECORATOR}   # the decorator itself: the generated code never calls it
 
 
 def _bound_name(alias: gast.alias) -> str:

@@ -1,7 +1,7 @@
 """Truncated Newton-CG, written the natural way: ``for``, ``while``-style ``break``, ``if``,
 ``grad``, and Hessian-vector products by forward-over-reverse (``jvp`` of ``grad``).
 
-The algorithm of the benchmark definition in REFERENCE.md: an outer loop of Newton steps;
+The algorithm of the JAX paper's Table 1, as this project defines it: outer Newton steps;
 inner conjugate gradient until ``|r| <= min(0.5, sqrt(|g|)) * |g|`` or ``cg_iters``
 iterations; on non-positive curvature, take ``-g`` if it is the first CG step, else keep the
 current ``p``, and stop; a unit step, or Armijo backtracking (c = 1e-4, halving, at most 20

@@ -450,7 +450,7 @@ def test_generated_source_keeps_names_and_lines(fn):
 
 def test_augmented_assignment_through_an_alias_of_an_argument():
     """``z = x; z += y`` writes into the argument ``x`` in NumPy, so ``z - x`` is zeros.
-    DESIGN §2 rejects in-place mutation of an argument: either a PSCError, or NumPy's
+    The PSC subset rejects in-place mutation of an argument: either a PSCError, or NumPy's
     result — never a silently different value (``y``)."""
     x, y = f64(3), f64(3)
     expected = C.augmented_alias(x.copy(), y)

@@ -130,7 +130,7 @@ def test_static_argnames_form_also_checks_at_definition(unsupported):
 
 
 def test_variable_assigned_in_one_branch_of_a_traced_if(unsupported):
-    """DESIGN §2: a variable defined in only one branch of a traced `if` and used later
+    """The PSC subset: a variable defined in only one branch of a traced `if` and used later
     is an error naming both places: where it is assigned and where it is used."""
     with pytest.raises(PSCError) as info:
         jit_ps(unsupported.assigned_in_one_branch)
@@ -176,7 +176,7 @@ def build_errors():
 
 BUILD_CASES = [
     # (function, arguments, expected error class, marker, words in the message)
-    # A traced `if` is staged (DESIGN §2); what stays an error in a Python `if` on a
+    # A traced `if` is staged (the PSC subset's rule); what stays an error in a Python `if` on a
     # traced value: a multi-element condition (NumPy's ambiguous truth value), branches
     # giving a variable different shapes, and a static variable the traced `if` turned
     # traced, later used where a static value is needed.

@@ -1,4 +1,4 @@
-"""`emit.sourcemap.line_map`: generated line -> source line, read from the ``# file.py:LINE``
+"""`emit.fileformat.line_map`: generated line -> source line, read from the ``# file.py:LINE``
 comments the emitter writes.
 
 The oracle is the tokenizer: a reference implementation that finds comments as Python
@@ -18,8 +18,7 @@ import tokenize
 
 import pytest
 
-import transpiler  # noqa: F401  (emit and transpiler import each other; transpiler first)
-from emit.sourcemap import line_map
+from emit.fileformat import line_map
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)

@@ -35,7 +35,7 @@ def _outcome(source, module, static_argnames, skip_idle):
                                     static_argnames=static_argnames, skip_idle=skip_idle)
     except PSCError as err:
         return "rejected", str(err)
-    return gast.dump(result.node), sorted(result.free_names), result.builder_name
+    return gast.dump(result.node), sorted(result.free_names), result.node.args.args[0].id
 
 
 def _binding_time_choices(node: gast.FunctionDef):

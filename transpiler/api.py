@@ -14,18 +14,18 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 import stat
 import weakref
 
 from runtime import StagedFunction, set_transpile_hook
 from runtime.errors import PSCError, SourceLocation
 from runtime.sourcemap import location_from_traceback
+from runtime.staged import static_parameters
 
-from emit import emit_module
+from emit.fileformat import generated_file_name, records_function
 
 from .loading import compile_generated, module_imports_of, names_read_by, namespace_for
-from .pipeline import run_nested, runtime_resolver, transpile_function
+from .pipeline import generated_module, run_nested, runtime_resolver, transpile_function
 from .source import function_source
 
 GENERATED_DIR_ENV = "PSC_GENERATED_DIR"
@@ -49,7 +49,7 @@ def generated_paths(source_file: str, generated_dir: str | None = None) -> list[
     anyone could put a module there, and the decorator would run it).  A candidate is used
     only when its header's hash for the function matches (see `FunctionSource.digest`).
     """
-    stem = os.path.splitext(os.path.basename(source_file))[0] + "_psc.py"
+    stem = generated_file_name(source_file)
     folder = os.path.dirname(os.path.abspath(source_file))
     explicit = generated_dir or os.environ.get(GENERATED_DIR_ENV)
     ancestors = _all_ancestors(folder) if explicit else _project_ancestors(folder,
@@ -91,15 +91,15 @@ def _project_ancestors(folder: str, source_file: str) -> list[str]:
 
 
 def _up_to_date_module(paths, name: str, digest: str) -> str | None:
-    pattern = re.compile(rf"^# psc-function: {re.escape(name)} {re.escape(digest)}$",
-                         re.MULTILINE)
+    """The text of the first module at ``paths`` whose header records function ``name``
+    with ``digest``."""
     for path in paths:
         try:
             with open(path, encoding="utf-8") as handle:
                 text = handle.read()
         except OSError:
             continue
-        if pattern.search(text):
+        if records_function(text, name, digest):
             return text
     return None
 
@@ -136,8 +136,7 @@ class _Generated:
             transpiled = transpile_function(
                 self.source, resolver=runtime_resolver(fn), module_ast=imports,
                 module_name=fn.__module__, static_argnames=static_argnames)
-            self.text = emit_module(os.path.basename(self.source.file), [transpiled],
-                                    imports)
+            self.text = generated_module(self.source.file, [transpiled], imports)
             self.free_names, self.from_disk = set(transpiled.free_names), False
             self.code = compile_generated(self.text, self.source.file, label, self.location)
 
@@ -181,7 +180,6 @@ class PSCFunction(StagedFunction):
 
 
 def _static_names(fn, static_argnums, static_argnames):
-    from runtime.staged import static_parameters
     return static_parameters(fn, static_argnums, static_argnames)[1]
 
 
@@ -216,8 +214,9 @@ def _staged_primitive(fn, static_argnums, static_argnames) -> StagedFunction:
 
 jit_ps.__psc_primitive__ = True
 
-# Plain Python helpers called from PSC code are transpiled on first use, once per code
-# object; the namespace is rebuilt per build so each closure sees its own values.
+# Plain Python helpers called from PSC code are transpiled on first use, once per function
+# object (weakly keyed: the entry goes with the function); the namespace is rebuilt per
+# build so each closure sees its own values.
 _helpers: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 

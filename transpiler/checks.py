@@ -8,6 +8,7 @@ from __future__ import annotations
 import gast
 
 from runtime.errors import PSCSyntaxError
+from runtime.public_names import DECORATOR
 
 from .analysis.activity import scope_of
 from .analysis.binding_time import is_inplace_method_call
@@ -73,7 +74,7 @@ class _SubsetChecker(gast.NodeVisitor):
             self.fail(node, _SIDE_EFFECTS[resolved.qualname],
                       "return the value from the jit_ps function and use it outside")
         if resolved is not None and resolved.kind is Kind.PRIMITIVE and \
-                resolved.qualname.endswith(".jit_ps"):
+                resolved.qualname.endswith("." + DECORATOR):
             self.fail(node, "jit_ps cannot be applied inside a PSC function",
                       "decorate the helper at module level; calls to it are inlined")
         self.generic_visit(node)

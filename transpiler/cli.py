@@ -19,11 +19,12 @@ import tokenize
 
 import gast
 
-from emit import emit_module
+from emit.fileformat import generated_file_name, is_generated_file
 from runtime.errors import PSCError
+from runtime.public_names import DECORATOR
 
 from .file_outline import effective_imports
-from .pipeline import run_nested, transpile_function
+from .pipeline import generated_module, run_nested, transpile_function
 from .source import module_function_sources
 
 
@@ -32,7 +33,7 @@ def _decorator_options(decorator) -> dict | None:
     decorator is not jit_ps."""
     target = decorator.func if isinstance(decorator, gast.Call) else decorator
     name = target.attr if isinstance(target, gast.Attribute) else getattr(target, "id", None)
-    if name != "jit_ps":
+    if name != DECORATOR:
         return None
     options = {}
     if isinstance(decorator, gast.Call):
@@ -83,7 +84,7 @@ def _transpile_text(path: str, text: str) -> str | None:
                                             static_argnames=_static_names(node, options)))
     if not functions:
         return None
-    return emit_module(os.path.basename(path), functions, imports)
+    return generated_module(path, functions, imports)
 
 
 def _sources(paths):
@@ -93,16 +94,13 @@ def _sources(paths):
             for root, dirs, files in os.walk(path):
                 dirs[:] = sorted(d for d in dirs if not d.startswith((".", "__")))
                 for name in sorted(files):
-                    if name.endswith(".py") and not name.endswith("_psc.py"):
+                    if name.endswith(".py") and not is_generated_file(name):
                         full = os.path.join(root, name)
                         rel = os.path.relpath(os.path.dirname(full), path)
-                        yield full, os.path.normpath(os.path.join(rel, _module_name(name)))
+                        yield full, os.path.normpath(os.path.join(rel,
+                                                                  generated_file_name(name)))
         else:
-            yield path, _module_name(os.path.basename(path))
-
-
-def _module_name(file_name: str) -> str:
-    return os.path.splitext(file_name)[0] + "_psc.py"
+            yield path, generated_file_name(path)
 
 
 def main(argv=None) -> int:

@@ -16,7 +16,7 @@ import gast
 import numpy as np
 
 import runtime.numpy_api as numpy_mirror
-from emit.sourcemap import line_map
+from emit.fileformat import line_map
 from runtime import sourcemap
 from runtime.calls import GENERATED_PREFIX
 from runtime.errors import PSCInternalError, SourceLocation

@@ -1,42 +1,58 @@
 """The front end's data flow for one function: parse -> analyses -> checks -> rules.
 
-`transpile_function` returns the rewritten gast FunctionDef; `emit` prints it.
+`transpile_function` returns the rewritten function (a `TranspiledFunction`);
+`generated_module` has `emit` print the functions of one file as a module.
 """
 from __future__ import annotations
 
 import dataclasses
+import os
 import sys
 import threading
 
 import gast
 
+from emit import emit_module
 from runtime.errors import PSCSyntaxError, SourceLocation
 
-from .analysis.activity import analyze_scopes, free_names
+from .analysis.activity import Scope, analyze_scopes, free_names
 from .analysis.binding_time import analyze_binding_times
 from .analysis.liveness import analyze_liveness
 from .analysis.resolve import RuntimeResolver, StaticResolver, annotate_names
 from .analysis.walk import walk
-from .anno import Anno, setanno
+from .anno import Anno, getanno, setanno
 from .checks import check_subset
 from .rules import PIPELINE, REANALYZE
 from .rules.base import RuleContext
 from .source import FunctionSource
+from .version import __version__
 
 
 @dataclasses.dataclass
 class TranspiledFunction:
+    """A rewritten function, with what `emit.module.EmittableFunction` reads."""
+
     name: str                   # the user's function name
     source: FunctionSource
     node: gast.FunctionDef      # the build function
-    builder_name: str
     free_names: frozenset       # module-level / closure names the function reads
     digest: str                 # FunctionSource.digest (static names, module imports)
 
+    @property
+    def source_file(self) -> str:
+        return self.source.file
+
+    @staticmethod
+    def origin_line(statement) -> int | None:
+        """The source line of the statement a statement of `node` comes from
+        (`Anno.ORIGIN`), printed as its ``# file.py:LINE`` comment."""
+        origin = getanno(statement, Anno.ORIGIN)
+        return origin.line if origin is not None else None
+
 
 def analyze(source: FunctionSource, function: gast.FunctionDef, *, resolver=None,
-            module_ast=None, module_name: str = "__main__", static_argnames=()) -> None:
-    """Run every analysis on ``function`` (annotations only)."""
+            module_ast=None, module_name: str = "__main__", static_argnames=()) -> Scope:
+    """Run every analysis on ``function`` (annotations); returns the function's scope."""
     if resolver is None:
         resolver = StaticResolver(module_ast, module_name)
     scope = analyze_scopes(function)
@@ -138,9 +154,17 @@ def transpile_function(source: FunctionSource, *, resolver=None, module_ast=None
     function = run_rules(function, context, skip_idle=skip_idle)
     gast.fix_missing_locations(function)
     free = frozenset(free_names(function))
-    return TranspiledFunction(name, source, function, context.builder_name, free,
+    return TranspiledFunction(name, source, function, free,
                               source.digest(static_argnames,
                                             module_ast if imports is None else imports))
+
+
+def generated_module(source_file: str, functions: list[TranspiledFunction],
+                     imports=None) -> str:
+    """The text of the module generated from ``functions`` of ``source_file``: ``imports``
+    (a module of the source's effective imports) are the ones it may copy."""
+    return emit_module(os.path.basename(source_file), functions, imports,
+                       version=__version__)
 
 
 def runtime_resolver(fn) -> RuntimeResolver:

@@ -5,6 +5,7 @@ import dataclasses
 import hashlib
 import importlib.machinery
 import inspect
+import linecache
 import os
 import textwrap
 import types
@@ -13,8 +14,8 @@ import gast
 
 from runtime.errors import PSCSyntaxError, SourceLocation
 
-from . import version
 from .file_outline import last_line, outline_of
+from .version import __version__
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,7 +39,7 @@ class FunctionSource:
         so they are not part of it.  The CLI (from the parsed file) and the decorator
         (from the file's import statements alone) compute the same hash.
         """
-        data = (f"{version.__version__}\n{self.first_line}:{self.indent}\n"
+        data = (f"{__version__}\n{self.first_line}:{self.indent}\n"
                 f"{','.join(sorted(static_argnames))}\n{imports_key(module_ast)}\n"
                 f"{self.text}")
         return hashlib.sha256(data.encode()).hexdigest()[:16]
@@ -98,7 +99,6 @@ def _lambda_source(fn) -> FunctionSource:
     file = inspect.getsourcefile(fn)
     if file is None:
         raise OSError
-    import linecache
     text = "".join(linecache.getlines(file))
     if not text:
         raise OSError

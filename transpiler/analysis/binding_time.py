@@ -1,14 +1,14 @@
 """Binding times: which expressions are static (known at build time) and which traced.
 
-DESIGN §2: parameters are traced unless declared static; shapes, ``ndim``, dtypes, sizes
-and lengths are static; module-level names are static; an expression with a traced operand
-is traced.  A variable is traced if any assignment to it is (flow-insensitive, iterated to a
-fixpoint), which is conservative: a traced verdict may meet a static value at build time,
-never the other way round for the rules that rely on it.  A ``for`` loop that may be staged
-(`rules.decisions.is_staged_for`: over a traced array, or over ``range`` when it carries a
-traced variable) makes its index and everything it carries traced: while the program is
-built they are the loop's traced state, whatever they start as.  Liveness must have run
-(the carried variables are those live around the loop).
+The PSC subset's rule: parameters are traced unless declared static; shapes, ``ndim``,
+dtypes, sizes and lengths are static; module-level names are static; an expression with a
+traced operand is traced. A variable is traced if any assignment to it is
+(flow-insensitive, iterated to a fixpoint), which is conservative: a traced verdict may
+meet a static value at build time, never the other way round for the rules that rely on it.
+A ``for`` loop that may be staged (`rules.decisions.is_staged_for`: over a traced array, or
+over ``range`` when it carries a traced variable) makes its index and everything it carries
+traced: while the program is built they are the loop's traced state, whatever they start
+as. Liveness must have run (the carried variables are those live around the loop).
 
 Annotates every expression node with `Anno.BINDING_TIME`.
 """
@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import gast
 
+from runtime.public_names import STATIC_RANGE
+
 from ..anno import Anno, BindingTime, setanno
 from .liveness import carried
-from .resolve import Kind, resolution_of
+from .resolve import Kind, range_call, resolution_of
 from .walk import walk
 
 STATIC, TRACED = BindingTime.STATIC, BindingTime.TRACED
@@ -125,18 +127,6 @@ def _exits_under_traced_if(statements, evaluator, traced=False) -> bool:
     return False
 
 
-def _range_kind(node) -> str | None:
-    """"range" or "static_range" when ``node`` calls one of them (as `rules.decisions`)."""
-    if isinstance(node, gast.Call):
-        resolved = resolution_of(node.func)
-        qualname = (resolved.qualname or "") if resolved is not None else ""
-        if qualname == "builtins.range":
-            return "range"
-        if qualname.endswith(".static_range"):
-            return "static_range"
-    return None
-
-
 def _updated_variable(target: gast.Subscript):
     """``x`` for ``x[i][j] = v``: the variable an element assignment rebinds."""
     base = target
@@ -218,8 +208,8 @@ class _Propagator(gast.NodeVisitor):
         """`rules.decisions.is_staged_for` on the environment so far: over a traced
         iterable with one target, or over ``range`` when a carried variable is traced (a
         loop it stages may still unroll at build time: traced is the safe verdict)."""
-        kind = _range_kind(node.iter)
-        if kind == "static_range":
+        kind = range_call(node.iter)
+        if kind == STATIC_RANGE:
             return False
         if iterable is TRACED:
             return isinstance(node.target, gast.Name)

@@ -16,20 +16,16 @@ import types
 import gast
 
 from runtime import qualified_name
+from runtime.public_names import PACKAGES, PRIMITIVES, STATIC_RANGE
 
 from ..anno import Anno, getanno, setanno
 from .activity import Scope, ScopedVisitor, scope_of
-
-PRIMITIVES = frozenset({"while_loop", "cond", "fori_loop", "switch", "static_range",
-                        "jit_ps", "grad", "value_and_grad", "jvp", "vjp", "jacfwd", "jacrev",
-                        "hessian"})
-_PRIMITIVE_MODULES = ("transpiler", "runtime", "runtime.lax", "transpiler.api")
 
 
 class Kind(enum.Enum):
     NUMPY = "numpy"                  # NumPy, a submodule, or one of their attributes
     BUILTIN = "builtin"              # len, range, abs...
-    PRIMITIVE = "primitive"          # while_loop, cond, fori_loop, switch, static_range
+    PRIMITIVE = "primitive"          # runtime.public_names.PRIMITIVES: while_loop, grad...
     RULE = "rule"                    # another object with a registered translation rule
     USER_FUNCTION = "user_function"  # Python source we transpile when it is first called
     MODULE = "module"                # another module (math...) or its attribute
@@ -53,7 +49,7 @@ def _classify_qualname(qualname: str) -> Kind:
     root = qualname.split(".")[0]
     if root == "numpy":
         return Kind.NUMPY
-    if root in ("transpiler", "runtime") and qualname.rsplit(".", 1)[-1] in PRIMITIVES:
+    if root in PACKAGES and qualname.rsplit(".", 1)[-1] in PRIMITIVES:
         return Kind.PRIMITIVE
     return Kind.MODULE
 
@@ -156,10 +152,21 @@ class _NameAnnotator(ScopedVisitor):
                 setanno(node, Anno.RESOLVED, resolved)
 
 
-
 def annotate_names(function: gast.FunctionDef, resolver) -> None:
     _NameAnnotator(resolver, scope_of(function)).visit(function)
 
 
 def resolution_of(node) -> Resolution | None:
     return getanno(node, Anno.RESOLVED)
+
+
+def range_call(node) -> str | None:
+    """"range" or "static_range" when ``node`` calls one of them (by its resolution)."""
+    if isinstance(node, gast.Call):
+        resolved = resolution_of(node.func)
+        qualname = (resolved.qualname or "") if resolved is not None else ""
+        if qualname == "builtins.range":
+            return "range"
+        if qualname.endswith("." + STATIC_RANGE):
+            return STATIC_RANGE
+    return None

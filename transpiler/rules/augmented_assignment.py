@@ -7,6 +7,7 @@ is rebound to what `runtime.augassign` computes with NumPy's in-place rules.  Wh
 value is static the statement stays as written: a traced target's own in-place operators
 (`Value.__iadd__`, ...) follow the same rules, and a static one is Python's.
 
+>>> from transpiler.doctest_helpers import demo
 >>> print(demo(AugmentedAssignment, '''
 ... def f(x, n):
 ...     t = np.ones(3)
@@ -27,8 +28,7 @@ from __future__ import annotations
 import gast
 
 from ..anno import Anno, BindingTime, getanno
-from .base import Rule, demo  # noqa: F401  (demo: used by the doctest)
-from .flags import load
+from .base import Rule, load, runtime_call, with_origin
 from .subscript_assignment import _MODES
 
 _ALL_MODES = {**_MODES, gast.MatMult: "matmul"}
@@ -49,8 +49,7 @@ class AugmentedAssignment(Rule):
             return node
         if _static(node.value):
             return node
-        call = gast.Call(self.runtime("augassign"),
-                         [load(target.id), node.value,
-                          gast.Constant(_ALL_MODES[type(node.op)], None)], [])
+        call = runtime_call(self.context.runtime_alias, "augassign", load(target.id),
+                            node.value, gast.Constant(_ALL_MODES[type(node.op)], None))
         assignment = gast.Assign([gast.Name(target.id, gast.Store(), None, None)], call, None)
-        return self.keep_origin(assignment, node)
+        return with_origin(assignment, node)

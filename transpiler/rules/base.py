@@ -1,11 +1,18 @@
-"""What every rewrite rule shares: its context, node helpers, and `demo` for doctests."""
+"""What every rewrite rule shares: its context, and the node helpers all rules write with.
+
+The helpers are plain functions (the lowering helpers in `flags` and the body-function
+helpers in `control_flow_functions` use them outside any rule): `runtime_call` and
+`runtime_attribute` for what generated code reads from the runtime (``psc.setitem(...)``,
+``psc.UNDEFINED``), `load` for a variable read, `with_origin` for a new node that stands
+for an old one.  The rules' doctests run them with `transpiler.doctest_helpers.demo`.
+"""
 from __future__ import annotations
 
 import dataclasses
-import textwrap
 
 import gast
 
+from ..anno import Anno, getanno, setanno
 
 
 @dataclasses.dataclass
@@ -48,32 +55,30 @@ class Rule(gast.NodeTransformer):
         self.generic_visit(node)
         return node
 
-    def runtime(self, attr: str) -> gast.Attribute:
-        """``psc.<attr>`` as a load expression."""
-        return gast.Attribute(gast.Name(self.context.runtime_alias, gast.Load(), None, None),
-                              attr, gast.Load())
 
-    @staticmethod
-    def keep_origin(new, old):
-        """Give ``new`` the position (and origin annotation) of the node it replaces."""
-        from .flags import with_origin
-        return with_origin(new, old)
+def load(name: str) -> gast.Name:
+    """A read of variable ``name``."""
+    return gast.Name(name, gast.Load(), None, None)
 
 
-def demo(rule_class, code: str, static_argnames=()) -> str:
-    """Run one rule on ``code`` (after ``import numpy as np``) and print the result.
+def runtime_attribute(alias: str, attr: str) -> gast.Attribute:
+    """``psc.<attr>`` (the runtime package named ``alias``) as a load expression."""
+    return gast.Attribute(load(alias), attr, gast.Load())
 
-    For the doctests in each rule's docstring: the analyses run as in the pipeline, then
-    only ``rule_class`` rewrites.
-    """
-    from ..pipeline import analyze
-    from ..source import FunctionSource
-    header = "import numpy as np\n"
-    text = textwrap.dedent(code).strip() + "\n"
-    source = FunctionSource("demo.py", 1, text, 0)
-    module = gast.parse(header + text)
-    function = source.parse()
-    analyze(source, function, module_ast=module, module_name="demo",
-            static_argnames=static_argnames)
-    rule_class(RuleContext(source)).visit(function)
-    return gast.unparse(gast.fix_missing_locations(function)).strip()
+
+def runtime_call(alias: str, attr: str, *args, keywords=()) -> gast.Call:
+    """``psc.<attr>(*args, **keywords)`` (``keywords``: gast keyword nodes)."""
+    return gast.Call(runtime_attribute(alias, attr), list(args), list(keywords))
+
+
+def with_origin(node, origin_from):
+    """Give ``node`` and its new (position-less) parts the position and origin of
+    ``origin_from``, the node it replaces; parts that already have an origin keep theirs."""
+    origin = getanno(origin_from, Anno.ORIGIN)
+    for sub in gast.walk(node):
+        if sub is node or not hasattr(sub, "lineno") or getattr(sub, "lineno", None) is None:
+            gast.copy_location(sub, origin_from)
+        if origin is not None and isinstance(sub, gast.stmt) and \
+                (sub is node or getanno(sub, Anno.ORIGIN) is None):
+            setanno(sub, Anno.ORIGIN, origin)
+    return node

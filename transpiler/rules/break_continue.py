@@ -5,6 +5,7 @@ traced ``if`` cannot stop a Python loop.  So the exit sets a flag, what follows 
 only while the flag is unset, and the loop's test (or `for_stmt`'s ``stop``) checks it.
 Loops that stay Python and exit under static conditions keep their ``break``.
 
+>>> from transpiler.doctest_helpers import demo
 >>> print(demo(BreakContinue, '''
 ... def first_negative(x):
 ...     i = 0
@@ -29,9 +30,9 @@ from __future__ import annotations
 import gast
 
 from ..anno import Anno, getanno, setanno
-from .base import Rule, demo  # noqa: F401  (demo: used by the doctest)
+from .base import Rule, load, runtime_call
 from .decisions import is_staged_if, is_staged_loop
-from .flags import assign, fresh_name, guarded, load, lower_exits, runtime_call
+from .flags import assign, fresh_name, guarded, lower_exits
 
 
 def _own_exits(loop, kind) -> list:
@@ -77,14 +78,14 @@ class BreakContinue(Rule):
             flag = fresh_name(f"continue_L{line}", self.function)
             self.context.exit_variables.add(flag)
             body, _ = lower_exits(node.body, lambda s: isinstance(s, gast.Continue),
-                                  lambda s: [assign(flag, gast.Constant(True, None), s)],
+                                  lambda s, _: [assign(flag, gast.Constant(True, None), s)],
                                   flag, alias)
             node.body = [assign(flag, gast.Constant(False, None), node)] + body
         if _own_exits(node, gast.Break):
             flag = fresh_name(f"break_L{line}", self.function)
             self.context.exit_variables.add(flag)
             node.body, _ = lower_exits(node.body, lambda s: isinstance(s, gast.Break),
-                                       lambda s: [assign(flag, gast.Constant(True, None), s)],
+                                       lambda s, _: [assign(flag, gast.Constant(True, None), s)],
                                        flag, alias)
             before.append(assign(flag, gast.Constant(False, None), node))
             if isinstance(node, gast.While):

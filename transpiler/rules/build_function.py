@@ -4,6 +4,7 @@ The builder ``b`` comes first (its name avoids the function's own names: the pap
 calls its biases ``b``); decorators go, since the generated function is called by the
 runtime, not by the user.
 
+>>> from transpiler.doctest_helpers import demo
 >>> print(demo(BuildFunction, '''
 ... @jit_ps
 ... def predict(params, inputs):
@@ -21,7 +22,7 @@ from __future__ import annotations
 import gast
 
 from ..analysis.activity import scope_of
-from .base import Rule, demo  # noqa: F401  (demo: used by the doctest)
+from .base import Rule
 
 BUILDER_NAMES = ("b", "builder", "psc_builder", "psc_builder_")
 

@@ -10,6 +10,7 @@ the code being transpiled).  A call into another module (``math.sqrt(n)``) stays
 when binding-time analysis finds its arguments static, and goes through
 ``psc.transpiled`` (which rejects it clearly if it cannot be staged) when one is traced.
 
+>>> from transpiler.doctest_helpers import demo
 >>> print(demo(TranspiledCalls, '''
 ... def loss(params, x, objective):
 ...     def square(v):
@@ -33,7 +34,7 @@ from runtime import lookup_rule
 from ..analysis.activity import scope_of
 from ..anno import Anno, BindingTime, getanno
 from ..analysis.resolve import Kind, resolution_of
-from .base import Rule, demo  # noqa: F401  (demo: used by the doctest)
+from .base import Rule, runtime_call
 
 _CALL_THROUGH = {Kind.USER_FUNCTION, Kind.UNKNOWN, Kind.RULE}
 
@@ -74,5 +75,5 @@ class TranspiledCalls(Rule):
             getanno(arg, Anno.BINDING_TIME) is BindingTime.TRACED
             for arg in [*node.args, *(k.value for k in node.keywords)])
         if self._needs_transpiling(node.func):
-            node.func = gast.Call(self.runtime("transpiled"), [node.func], [])
+            node.func = runtime_call(self.context.runtime_alias, "transpiled", node.func)
         return node

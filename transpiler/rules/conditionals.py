@@ -9,6 +9,7 @@ other branch's type.  A variable assigned in only one branch, undefined before t
 and used after it is an error naming both places, unless the other branch returned.
 Ifs with static tests stay Python (only the taken branch is built).
 
+>>> from transpiler.doctest_helpers import demo
 >>> print(demo(Conditionals, '''
 ... def relu_or_scale(x, s):
 ...     if x.sum() > 0:
@@ -59,12 +60,11 @@ import gast
 
 from ..analysis.liveness import assigned_in
 from ..anno import Anno, getanno
-from .base import Rule, demo  # noqa: F401  (demo: used by the doctest)
+from .base import Rule, load, runtime_call
 from .control_flow_functions import (FunctionNames, body_function, initial_values,
                                      names_constant, reject_container_mutation,
                                      result_assignment, undefined_in_one_branch)
 from .decisions import branch_inputs, branch_outputs, is_staged_if
-from .flags import load, runtime_call
 
 
 class Conditionals(Rule):

@@ -8,8 +8,8 @@ from runtime.errors import PSCNameError, PSCTypeError
 from ..analysis.liveness import assigned_in
 from ..analysis.resolve import Kind, resolution_of
 
-from ..anno import Anno, getanno
-from .flags import load, with_origin
+from ..anno import Anno, getanno, setanno
+from .base import load, runtime_attribute, with_origin
 
 
 def parameters(names) -> gast.arguments:
@@ -32,7 +32,7 @@ def body_function(name: str, params, body, returns, origin_from, dead=(),
     statements = list(body) or ([] if returns is not None else [gast.Pass()])
     if returns is not None:
         values = tuple_of(returns, gast.Load)
-        values.elts = [gast.Attribute(load(alias), "UNDEFINED", gast.Load())
+        values.elts = [runtime_attribute(alias, "UNDEFINED")
                        if element.id in dead else element for element in values.elts]
         statements.append(gast.Return(values))
     function = gast.FunctionDef(name, parameters(params), statements, [], None, None)
@@ -41,7 +41,6 @@ def body_function(name: str, params, body, returns, origin_from, dead=(),
     for statement in statements:
         if getanno(statement, Anno.ORIGIN) is None:   # the added `return (...)`
             with_origin(statement, body[-1] if body else origin_from)
-    from ..anno import setanno
     setanno(function, Anno.ORIGIN, getanno(origin_from, Anno.ORIGIN))
     return function
 
@@ -49,7 +48,7 @@ def body_function(name: str, params, body, returns, origin_from, dead=(),
 def initial_values(names, defined, alias) -> gast.Tuple:
     """The carried variables' values before the construct (UNDEFINED where none yet)."""
     elements = [load(n) if n in defined else
-                gast.Attribute(load(alias), "UNDEFINED", gast.Load()) for n in names]
+                runtime_attribute(alias, "UNDEFINED") for n in names]
     return gast.Tuple(elements, gast.Load())
 
 

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import gast
 
+from runtime.public_names import STATIC_RANGE
+
 from ..analysis.liveness import assigned_variables, carried  # noqa: F401  (carried: for rules)
-from ..analysis.resolve import resolution_of
+from ..analysis.resolve import range_call  # noqa: F401  (for rules)
 from ..anno import Anno, BindingTime, getanno
 
 
@@ -25,17 +27,6 @@ def is_staged_if(node: gast.If) -> bool:
 
 def is_staged_while(node: gast.While) -> bool:
     return _traced(node.test)
-
-
-def range_call(node) -> str | None:
-    """"range" or "static_range" when ``node`` calls one of them."""
-    if isinstance(node, gast.Call):
-        resolved = resolution_of(node.func)
-        if resolved is not None and resolved.qualname == "builtins.range":
-            return "range"
-        if resolved is not None and (resolved.qualname or "").endswith(".static_range"):
-            return "static_range"
-    return None
 
 
 def branch_outputs(node: gast.If) -> list[str]:
@@ -55,7 +46,7 @@ def branch_inputs(node: gast.If) -> list[str]:
 
 def is_staged_for(node: gast.For, function: gast.FunctionDef) -> bool:
     kind = range_call(node.iter)
-    if kind == "static_range":
+    if kind == STATIC_RANGE:
         return False
     if _traced(node.iter):
         # `for W, b in params` unpacks tuples: params is a container, which unrolls as

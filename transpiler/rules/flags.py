@@ -1,9 +1,11 @@
-"""Helpers for the lowering rules: fresh flag names, flag assignments, guarded blocks."""
+"""Helpers for the exit lowerings: fresh flag names, flag assignments, guarded blocks, and
+`lower_exits`, which both `ReturnStatements` and `BreakContinue` lower their exits with."""
 from __future__ import annotations
 
 import gast
 
-from ..anno import Anno, getanno, setanno
+from ..anno import Anno, setanno
+from .base import load, runtime_call, with_origin
 
 
 def fresh_name(base: str, function) -> str:
@@ -22,57 +24,53 @@ def assign(name: str, value, origin_from) -> gast.Assign:
     return with_origin(node, origin_from)
 
 
-def with_origin(node, origin_from):
-    """Give ``node`` and its new (position-less) parts the position and origin of
-    ``origin_from``; parts that already have an origin keep theirs."""
-    origin = getanno(origin_from, Anno.ORIGIN)
-    for sub in gast.walk(node):
-        if sub is node or not hasattr(sub, "lineno") or getattr(sub, "lineno", None) is None:
-            gast.copy_location(sub, origin_from)
-        if origin is not None and isinstance(sub, gast.stmt) and \
-                (sub is node or getanno(sub, Anno.ORIGIN) is None):
-            setanno(sub, Anno.ORIGIN, origin)
-    return node
-
-
-def runtime_call(alias: str, attr: str, *args) -> gast.Call:
-    func = gast.Attribute(gast.Name(alias, gast.Load(), None, None), attr, gast.Load())
-    return gast.Call(func, list(args), [])
-
-
-def load(name: str) -> gast.Name:
-    return gast.Name(name, gast.Load(), None, None)
-
-
 def guarded(alias: str, flag: str, statements) -> gast.If:
     """``if psc.not_(flag): <statements>``: what runs only while ``flag`` is unset."""
     test = runtime_call(alias, "not_", load(flag))
     return with_origin(gast.If(test, list(statements), []), statements[0])
 
 
-def lower_exits(statements, is_exit, replacement, flag: str, alias: str):
-    """Replace exit statements (``break``...) by ``replacement(stmt)`` and guard what
-    follows them with ``flag``.  Nested loops and functions keep their own exits.
+def lower_exits(statements, is_exit, replacement, flag: str, alias: str, *,
+                through_loops: bool = False):
+    """Replace exit statements (``break``...) by ``replacement(stmt, in_loop)`` and guard
+    what follows them with ``flag``.  Returns (new statements, whether an exit may have
+    run).
 
-    Returns (new statements, whether an exit may have run).
+    Without ``through_loops`` (``break``, ``continue``) nested loops and functions keep
+    their own exits.  With it (``return``) the exits inside nested loops are lowered too:
+    there (``in_loop``) the replacement ends with a ``break``, so what follows in the loop
+    needs no guard here (`BreakContinue` then lowers that ``break`` with the loop's other
+    exits, guarding what follows it); a loop that holds one gets `Anno.RETURNS_INSIDE`, and is followed,
+    inside an enclosing loop, by ``if flag: break``.
     """
-    new = []
-    for index, statement in enumerate(statements):
-        if is_exit(statement):
-            new.extend(replacement(statement))
-            return new, True          # the rest of this block is dead
-        exits = False
-        if isinstance(statement, gast.If):
-            statement.body, in_body = lower_exits(statement.body, is_exit, replacement,
-                                                  flag, alias)
-            statement.orelse, in_else = lower_exits(statement.orelse, is_exit, replacement,
-                                                    flag, alias)
-            statement.body = statement.body or [with_origin(gast.Pass(), statement)]
-            exits = in_body or in_else
-        new.append(statement)
-        if exits:
-            rest, _ = lower_exits(statements[index + 1:], is_exit, replacement, flag, alias)
-            if rest:
-                new.append(guarded(alias, flag, rest))
-            return new, True
-    return new, False
+    def block(statements, in_loop):
+        new = []
+        for index, statement in enumerate(statements):
+            if is_exit(statement):
+                new.extend(replacement(statement, in_loop))
+                return new, True          # the rest of this block is dead
+            exits = False
+            if isinstance(statement, gast.If):
+                statement.body, in_body = block(statement.body, in_loop)
+                statement.orelse, in_else = block(statement.orelse, in_loop)
+                statement.body = statement.body or [with_origin(gast.Pass(), statement)]
+                exits = in_body or in_else
+            elif through_loops and isinstance(statement, (gast.For, gast.While)):
+                statement.body, exits = block(statement.body, True)
+                if exits:   # BreakContinue: the loop may stage, carrying the result
+                    setanno(statement, Anno.RETURNS_INSIDE, True)
+                statement.orelse, in_else = block(statement.orelse, in_loop)
+                exits = exits or in_else
+            new.append(statement)
+            if exits and in_loop and isinstance(statement, (gast.For, gast.While)):
+                # an exit in an inner loop also ends this loop
+                new.append(with_origin(gast.If(load(flag), [gast.Break()], []), statement))
+            if exits:
+                rest, _ = block(statements[index + 1:], in_loop)
+                if rest and in_loop:   # (only with through_loops)
+                    new.extend(rest)   # the `break` just written guards them
+                elif rest:
+                    new.append(guarded(alias, flag, rest))
+                return new, True
+        return new, False
+    return block(statements, False)

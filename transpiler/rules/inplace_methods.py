@@ -7,6 +7,7 @@ nothing is traced they call the method itself, so a static array or list is upda
 place as in Python.  On an argument or a global, the subset check has refused them already
 (`transpiler.checks`): there the update would have to reach the caller.
 
+>>> from transpiler.doctest_helpers import demo
 >>> print(demo(InPlaceMethods, '''
 ... def f(x, v):
 ...     y = x * 2.0
@@ -27,8 +28,7 @@ from __future__ import annotations
 import gast
 
 from ..analysis.binding_time import is_inplace_method_call
-from .base import Rule, demo  # noqa: F401  (demo: used by the doctest)
-from .flags import load
+from .base import Rule, load, runtime_call, with_origin
 
 
 class InPlaceMethods(Rule):
@@ -41,7 +41,7 @@ class InPlaceMethods(Rule):
         if not is_inplace_method_call(call):
             return node
         name = call.func.value.id
-        helper = gast.Call(self.runtime(f"inplace_{call.func.attr}"),
-                           [load(name), *call.args], call.keywords)
+        helper = runtime_call(self.context.runtime_alias, f"inplace_{call.func.attr}",
+                              load(name), *call.args, keywords=call.keywords)
         assignment = gast.Assign([gast.Name(name, gast.Store(), None, None)], helper, None)
-        return self.keep_origin(assignment, node)
+        return with_origin(assignment, node)

@@ -4,6 +4,7 @@ Python's operators ask for a truth value, which a traced array only has when the
 runs; the runtime functions keep Python's meaning (short-circuit on a static left side,
 NumPy's ambiguity error for arrays of more than one element) and select on traced ones.
 
+>>> from transpiler.doctest_helpers import demo
 >>> print(demo(LogicalExpressions, '''
 ... def f(x, y):
 ...     ok = x > 0 and not y < 1
@@ -20,8 +21,7 @@ from __future__ import annotations
 import gast
 
 from ..anno import Anno, BindingTime, getanno
-from .base import Rule, demo  # noqa: F401  (demo: used by the doctest)
-from .flags import runtime_call
+from .base import Rule, runtime_call
 
 
 def _traced(*nodes) -> bool:

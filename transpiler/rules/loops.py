@@ -8,6 +8,7 @@ static state stay Python (they unroll when the program is built) -- unless a ``b
 ``for_stmt(..., stop=flag, unroll=True)``, which still unrolls but builds each iteration
 after the flag turns traced under it (`runtime.control_flow.for_stmt`).
 
+>>> from transpiler.doctest_helpers import demo
 >>> print(demo(Loops, '''
 ... def halve(x, n):
 ...     i = 0
@@ -44,12 +45,11 @@ import gast
 
 from ..anno import Anno, getanno
 from ..analysis.liveness import assigned_in, writes
-from .base import Rule, demo  # noqa: F401  (demo: used by the doctest)
+from .base import Rule, load, runtime_call, with_origin
 from .control_flow_functions import (FunctionNames, body_function, initial_values,
                                      names_constant, reject_container_mutation,
                                      result_assignment)
 from .decisions import carried, is_staged_for, is_staged_while, range_call
-from .flags import load, runtime_call, with_origin
 
 
 class Loops(Rule):

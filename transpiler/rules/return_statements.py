@@ -6,6 +6,7 @@ what follows runs only while the flag is unset; a loop it sits in stops (through
 ``break``, lowered next); the function ends with one ``return``.  Functions whose returns
 are all outside loops and traced branches are left alone (the exit analysis).
 
+>>> from transpiler.doctest_helpers import demo
 >>> print(demo(ReturnStatements, '''
 ... def clip_sum(x, limit):
 ...     total = 0.0
@@ -34,10 +35,9 @@ from __future__ import annotations
 
 import gast
 
-from ..anno import Anno, setanno
-from .base import Rule, demo  # noqa: F401  (demo: used by the doctest)
+from .base import Rule, load, runtime_attribute, with_origin
 from .decisions import is_staged_if
-from .flags import assign, fresh_name, guarded, load, with_origin
+from .flags import assign, fresh_name, lower_exits
 
 
 def _needs_lowering(function) -> bool:
@@ -71,10 +71,10 @@ class ReturnStatements(Rule):
         self.value = fresh_name("retval", node)
         self.context.return_flag = self.flag
         self.context.exit_variables |= {self.flag, self.value}
-        body, _ = self._block(node.body, in_loop=False)
+        body, _ = lower_exits(node.body, lambda s: isinstance(s, gast.Return), self._return,
+                              self.flag, alias, through_loops=True)
         prologue = [assign(self.flag, gast.Constant(False, None), node.body[0]),
-                    assign(self.value, gast.Attribute(load(alias), "UNDEFINED", gast.Load()),
-                           node.body[0])]
+                    assign(self.value, runtime_attribute(alias, "UNDEFINED"), node.body[0])]
         ending = with_origin(gast.Return(load(self.value)), node.body[-1])
         node.body = prologue + body + [ending]
         return node
@@ -86,33 +86,3 @@ class ReturnStatements(Rule):
         if in_loop:
             lowered.append(with_origin(gast.Break(), statement))
         return lowered
-
-    def _block(self, statements, in_loop):
-        new = []
-        for index, statement in enumerate(statements):
-            if isinstance(statement, gast.Return):
-                return new + self._return(statement, in_loop), True
-            returns = False
-            if isinstance(statement, gast.If):
-                statement.body, in_body = self._block(statement.body, in_loop)
-                statement.orelse, in_else = self._block(statement.orelse, in_loop)
-                returns = in_body or in_else
-            elif isinstance(statement, (gast.For, gast.While)):
-                statement.body, returns = self._block(statement.body, True)
-                if returns:   # BreakContinue: the loop may stage, carrying the result
-                    setanno(statement, Anno.RETURNS_INSIDE, True)
-                statement.orelse, in_else = self._block(statement.orelse, in_loop)
-                returns = returns or in_else
-            new.append(statement)
-            if returns and in_loop and isinstance(statement, (gast.For, gast.While)):
-                # a return in an inner loop also ends this loop
-                new.append(with_origin(gast.If(load(self.flag), [gast.Break()], []),
-                                       statement))
-            if returns:
-                rest, _ = self._block(statements[index + 1:], in_loop)
-                if rest and in_loop:
-                    new.extend(rest)   # the `break` just written guards them
-                elif rest:
-                    new.append(guarded(self.context.runtime_alias, self.flag, rest))
-                return new, True
-        return new, False

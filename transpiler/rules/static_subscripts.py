@@ -7,6 +7,7 @@ A variable that some assignment makes static counts as static here (``OBS`` belo
 traced for the analysis only because a traced ``if`` may rebind it).  Subscripts of traced
 arrays, and indices that are literals, stay as written.
 
+>>> from transpiler.doctest_helpers import demo
 >>> print(demo(StaticSubscripts, '''
 ... def f(x, t):
 ...     OBS = np.arange(5)
@@ -25,8 +26,8 @@ from __future__ import annotations
 import gast
 
 from ..anno import Anno, BindingTime, getanno
-from .base import Rule, demo  # noqa: F401  (demo: used by the doctest)
-from .flags import runtime_call
+from .base import Rule, runtime_call
+from .subscript_assignment import _index_expression
 
 
 def _literal(index) -> bool:
@@ -59,6 +60,5 @@ class StaticSubscripts(Rule):
         if isinstance(node.value, gast.Attribute) and node.value.attr in ("shape",
                                                                           "strides"):
             return node   # x.shape[i]: a tuple of ints, indexed as Python
-        from .subscript_assignment import _index_expression
         return runtime_call(self.context.runtime_alias, "getitem", node.value,
                             _index_expression(node.slice))

@@ -5,6 +5,7 @@ new array with the element replaced (augmented forms combine as NumPy's ``x[i] o
 `runtime.setitem` is NumPy's assignment for static arrays and lists, and the indexing rule
 for traced ones.
 
+>>> from transpiler.doctest_helpers import demo
 >>> print(demo(SubscriptAssignment, '''
 ... def f(x, v):
 ...     y = np.zeros(3)
@@ -28,7 +29,7 @@ import gast
 
 from runtime.errors import PSCSyntaxError
 
-from .base import Rule, demo  # noqa: F401  (demo: used by the doctest)
+from .base import Rule, runtime_call, with_origin
 
 _MODES = {gast.Add: "add", gast.Sub: "sub", gast.Mult: "mul", gast.Div: "truediv",
           gast.FloorDiv: "floordiv", gast.Mod: "mod", gast.Pow: "pow", gast.BitAnd: "and",
@@ -66,7 +67,7 @@ class SubscriptAssignment(Rule):
         args = [_load(target.value), _index_expression(target.slice), value]
         if mode is not None:
             args.append(gast.Constant(mode, None))
-        updated = gast.Call(self.runtime("setitem"), args, [])
+        updated = runtime_call(self.context.runtime_alias, "setitem", *args)
         if isinstance(target.value, gast.Subscript):      # x[i][j] = v: update x[i] first
             return self._update(target.value, updated, None)
         if not isinstance(target.value, gast.Name):
@@ -83,10 +84,10 @@ class SubscriptAssignment(Rule):
                                  self.context.source.location(node),
                                  "write one assignment per target")
         target, value = self._update(node.targets[0], node.value, None)
-        return self.keep_origin(gast.Assign([target], value, None), node)
+        return with_origin(gast.Assign([target], value, None), node)
 
     def visit_AugAssign(self, node):
         if not isinstance(node.target, gast.Subscript):
             return node
         target, value = self._update(node.target, node.value, _MODES[type(node.op)])
-        return self.keep_origin(gast.Assign([target], value, None), node)
+        return with_origin(gast.Assign([target], value, None), node)

@@ -1,0 +1,31 @@
+"""The project's public names that PSC source refers to, in one list.
+
+The front end recognizes them by name, without running the source (the CLI never imports
+it): name resolution classifies them (`transpiler.analysis.resolve`), the CLI finds the
+decorated functions, the staging decisions find ``static_range``, and the emitter rewrites
+the imports of generated modules.  They live here, in the bottom layer, so that `emit` and
+`transpiler` both read them without importing each other; this module imports nothing.
+``tests/test_generated_format.py`` checks the list against the objects themselves.
+"""
+
+# The decorator, defined by `transpiler.api` (generated code never calls it).
+DECORATOR = "jit_ps"
+
+# `runtime.lax`: the explicit control-flow primitives, with jax.lax's names.
+STATIC_RANGE = "static_range"
+CONTROL_FLOW = frozenset({"while_loop", "cond", "fori_loop", "switch", STATIC_RANGE})
+
+# `runtime.autodiff`: the transforms.
+TRANSFORMS = frozenset({"grad", "value_and_grad", "jvp", "vjp", "jacfwd", "jacrev",
+                        "hessian"})
+
+# Every name above: called from PSC code as it is, never transpiled (`__psc_primitive__`).
+PRIMITIVES = frozenset({DECORATOR}) | CONTROL_FLOW | TRANSFORMS
+
+# The packages a PSC program imports them from: a qualified name rooted in one of these and
+# ending in a name of `PRIMITIVES` denotes that primitive.
+PACKAGES = ("transpiler", "runtime")
+
+# User-facing modules and what a generated module imports instead: `runtime` exports every
+# primitive but the decorator, and generated code must not import `transpiler`.
+RUNTIME_EQUIVALENTS = {"transpiler": "runtime", "transpiler.api": "runtime"}
