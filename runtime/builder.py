@@ -4,8 +4,12 @@ Builder ops are *strict XLA*: operands of a binary op have one shape and one dty
 broadcasts are explicit.  NumPy's conveniences (broadcasting, promotion, weak scalars,
 ``axis=``) live in the translation rules (`runtime.numpy_rules`), on top of this API.
 
-Every op checks its operands (its primitive's ``check`` rule, `runtime.primitives`) and raises a `PSCError` pointing at the
-builder's current source location, set by generated code with ``b.at(file, line, col)``.
+Every op checks its operands (its primitive's ``check`` rule, `runtime.primitives`) and
+raises a `PSCError` pointing at the builder's current source location.  Generated code
+never sets it: the builder asks `runtime.sourcemap.location_from_stack` for the user's
+line of the generated statement running now (read from the ``# file.py:LINE`` comments
+when the module was loaded).  Hand-written build functions may set it with
+``b.at(file, line, col)``.
 
     >>> import numpy as np
     >>> b = Builder("double")
@@ -13,6 +17,20 @@ builder's current source location, set by generated code with ``b.at(file, line,
     >>> y = b.add(x, x)
     >>> y.shape, y.dtype
     ((3,), dtype('float32'))
+
+**Regions.**  Control flow and transforms build nested regions through four methods:
+`child` (a builder whose region nests in this one's), `add_parameter` (a parameter of
+that region), `capture` (a value of an enclosing region as seen from this one: it
+becomes a capture of the region, `ir.Region.captures`) and `finish_region` (its
+outputs).  `emit` records any operation by its primitive's name, checked by the
+primitive's definition; `build` finishes the top-level computation.
+
+    >>> body = b.child("body")
+    >>> s = body.add_parameter((3,), np.float32)
+    >>> t = body.emit("multiply", [s, body.capture(y)])[0]   # y is read from outside
+    >>> region = body.finish_region([t])
+    >>> [v.shape for v in region.params], list(region.captures) == [y]
+    ([(3,)], True)
 """
 from __future__ import annotations
 
@@ -48,23 +66,33 @@ class WhileRegions:
     captured: list             # values of enclosing regions the regions read, in order
 
 
-class _LocationState:
-    """The current source location, shared by a builder and its sub-builders."""
+class _SharedState:
+    """What a top-level builder shares with its children: the current source location and
+    the large constants, recorded once per array object in the top-level region."""
 
-    __slots__ = ("current",)
+    __slots__ = ("location", "root", "large_constants")
 
-    def __init__(self):
-        self.current: SourceLocation | None = None
+    def __init__(self, root: Region):
+        self.location: SourceLocation | None = None
+        self.root = root
+        # id(array) -> (array, its Value in `root`); the array is kept so the id stays its
+        self.large_constants: dict[int, tuple[np.ndarray, Value]] = {}
 
 
 class Builder:
-    """Builds one computation.  See the module docstring."""
+    """Builds one computation, or one region nested in it (see `child`).  See the module
+    docstring."""
 
     def __init__(self, name: str = "main"):
         self.name = name
         self._region = Region(name)
-        self._locations = _LocationState()
-        self._params: dict[int, Value] = {}
+        self._shared = _SharedState(self._region)
+        self._params: dict[int, Value] = {}   # top-level parameters, by index
+
+    @property
+    def region(self) -> Region:
+        """The region this builder records into (read-only: change it through the builder)."""
+        return self._region
 
     # --- locations and errors -------------------------------------------------------------
 
@@ -72,33 +100,63 @@ class Builder:
     def location(self) -> SourceLocation | None:
         """Where ops built now come from: set with `at`, else the generated statement that
         is running (see `runtime.sourcemap`)."""
-        return self._locations.current or location_from_stack(2)
+        return self._shared.location or location_from_stack(2)
 
     @contextlib.contextmanager
     def _restoring(self, previous):
         try:
             yield self
         finally:
-            self._locations.current = previous
+            self._shared.location = previous
 
     def at(self, file: str, line: int, col: int = 0, source_line: str | None = None):
-        """Set the source location of the ops built next.
+        """Set the source location of the ops built next (by this builder and the others of
+        its computation), instead of the one `runtime.sourcemap` finds.
 
-        Called plainly it just sets it; used as ``with b.at(...):`` it restores the previous
-        location on exit.
+        For hand-written build functions (generated code never calls it).  Called plainly
+        it just sets it; used as ``with b.at(...):`` it restores the previous location on
+        exit.
         """
-        previous = self._locations.current
-        self._locations.current = SourceLocation(file, line, col, source_line)
+        previous = self._shared.location
+        self._shared.location = SourceLocation(file, line, col, source_line)
         return self._restoring(previous)
 
     def error(self, cls: type[PSCError], message: str, hint: str | None = None) -> PSCError:
         """A `PSCError` of class ``cls`` at the current location (for rules to raise)."""
         return cls(message, self.location, hint)
 
-    # --- recording ------------------------------------------------------------------------
+    # --- regions and recording ------------------------------------------------------------
 
-    def _resolve(self, value) -> Value:
-        """``value`` as seen from this builder's region, capturing it from an enclosing one."""
+    def child(self, name: str) -> "Builder":
+        """A builder for a region nested in this one's (a loop body, a branch, a traced
+        function).  It shares this builder's source location and large constants; it starts
+        with no parameters (`add_parameter`) and reads values of enclosing regions by
+        `capture` (its ops capture their operands themselves).  Nothing is added to this
+        builder until an operation owning the region is emitted here."""
+        child = Builder.__new__(Builder)
+        child.name = name
+        child._region = Region(name, parent=self._region)
+        child._shared = self._shared
+        child._params = {}
+        return child
+
+    def add_parameter(self, shape, dtype, weak: bool = False) -> Value:
+        """A new parameter of this child builder's region, after the ones it has.  (The
+        top-level computation's parameters are numbered: see `parameter`.)"""
+        if self._region.parent is None:
+            raise self.error(PSCValueError, "add_parameter is for child builders",
+                             "number the top-level parameters with parameter(index, ...)")
+        try:
+            return self._region.add_param(shape, dtypes.canonical(dtype), weak)
+        except TypeError as err:
+            raise self.error(PSCTypeError, str(err)) from None
+        except PSCError as err:
+            raise err.with_location(self.location) from None
+
+    def capture(self, value) -> Value:
+        """``value`` as seen from this builder's region: itself when it is this region's,
+        else (a value of an enclosing region) the parameter standing for it here, made on
+        first use and recorded in the region's ``captures``."""
         if not isinstance(value, Value):
             raise self.error(PSCTypeError,
                              f"builder operands must be Values, got {type(value).__name__}",
@@ -115,8 +173,17 @@ class Builder:
             self._region.captures[value] = inner
         return inner
 
-    def _op(self, name: str, operands: Sequence, regions=(), **attrs) -> list[Value]:
-        operands = [self._resolve(v) for v in operands]
+    def emit(self, name: str, operands: Sequence, regions: Sequence[Region] = (), /,
+             **attrs) -> list[Value]:
+        """Record one operation of primitive ``name`` on ``operands`` (captured into this
+        region) with nested ``regions`` and attributes ``attrs``; returns its results.
+
+        The primitive's definition checks the operands and attributes and gives the result
+        types; a `PSCError` it raises is stamped with the current location, and nothing is
+        recorded.  The typed methods (`add`, `reshape`, `while_loop`, ...) normalize their
+        arguments and call this; transforms replay recorded operations with it.
+        """
+        operands = [self.capture(v) for v in operands]
         location = self.location
         op = Operation(name, operands, attrs, regions, location)
         try:
@@ -130,7 +197,16 @@ class Builder:
         return list(op.results)
 
     def _op1(self, name: str, operands: Sequence, **attrs) -> Value:
-        return self._op(name, operands, **attrs)[0]
+        return self.emit(name, operands, **attrs)[0]
+
+    def finish_region(self, outputs: Sequence[Value]) -> Region:
+        """Make ``outputs`` (captured into it) the outputs of this child builder's region,
+        and return the region."""
+        if self._region.parent is None:
+            raise self.error(PSCValueError, "finish_region is for child builders",
+                             "finish the top-level computation with build(*outputs)")
+        self._region.outputs = [self.capture(v) for v in outputs]
+        return self._region
 
     # --- leaves ---------------------------------------------------------------------------
 
@@ -155,13 +231,14 @@ class Builder:
         """A constant array.  A Python scalar without ``dtype`` gives a weak value.
 
         Large arrays (`LARGE_CONSTANT_BYTES` and up) are recorded once per array object, in
-        the top-level computation (loop bodies capture them), so that `StagedFunction` can
-        pass them to the executable as arguments instead of writing them into the program.
+        the top-level computation (loop bodies capture them); `build` makes them parameters
+        of the computation (`Computation.constants`), so that they are passed to the
+        executable as arguments instead of being written into the program.
         """
         if isinstance(value, np.ndarray) and value.nbytes >= LARGE_CONSTANT_BYTES:
             if dtype is not None and np.dtype(dtype) != value.dtype:
                 value = value.astype(dtype)
-            return self._resolve(self._large_constant(value))
+            return self.capture(self._large_constant(value))
         weak = dtype is None and type(value) in (bool, int, float, complex)
         try:
             array = np.asarray(value, dtype=dtype)
@@ -177,10 +254,7 @@ class Builder:
         return result
 
     def _large_constant(self, array: np.ndarray) -> Value:
-        root = self._region
-        while root.parent is not None:
-            root = root.parent
-        table = root.__dict__.setdefault("large_constants", {})
+        root, table = self._shared.root, self._shared.large_constants
         found = table.get(id(array))
         if found is not None and found[0] is array:
             return found[1]
@@ -305,8 +379,8 @@ class Builder:
         first ``num_keys`` of them, ascending, NaNs last (as NumPy)."""
         operands = list(operands)
         dimension = int(dimension) % max(operands[0].ndim, 1) if operands else 0
-        return self._op("sort", operands, dimension=dimension, num_keys=int(num_keys),
-                        is_stable=bool(is_stable))
+        return self.emit("sort", operands, dimension=dimension, num_keys=int(num_keys),
+                         is_stable=bool(is_stable))
 
     # --- gather and scatter ---------------------------------------------------------------
 
@@ -340,14 +414,6 @@ class Builder:
 
     # --- control flow ---------------------------------------------------------------------
 
-    def _sub_builder(self, name: str) -> "Builder":
-        child = Builder.__new__(Builder)
-        child.name = name
-        child._region = Region(name, parent=self._region)
-        child._locations = self._locations
-        child._params = {}
-        return child
-
     def _leaves(self, tree, what: str) -> tuple[list[Value], object]:
         leaves, treedef = tree_util.tree_flatten(tree)
         for leaf in leaves:
@@ -357,8 +423,8 @@ class Builder:
         return leaves, treedef
 
     def _run_region(self, name, fn, params_like, treedef, *extra):
-        sub = self._sub_builder(name)
-        params = [sub._region.add_param(v.shape, v.dtype, v.weak) for v in params_like]
+        sub = self.child(name)
+        params = [sub.add_parameter(v.shape, v.dtype, v.weak) for v in params_like]
         with building(sub):   # operators on Values inside the region go to `sub`
             out = fn(sub, *extra, tree_util.tree_unflatten(treedef, params))
         return sub, out
@@ -405,20 +471,20 @@ class Builder:
         `while_from_regions` with initial values of those types.
         """
         cond, pred = self._run_region("while_cond", cond_fn, state_like, treedef)
-        pred = cond._resolve(pred) if isinstance(pred, Value) else pred
+        pred = cond.capture(pred) if isinstance(pred, Value) else pred
         if not (isinstance(pred, Value) and pred.shape == () and pred.dtype == dtypes.bool_):
             raise self.error(PSCTypeError, "while_loop condition must return a bool scalar, "
                              f"got {pred!r}")
-        cond._region.outputs = [pred]
+        cond_region = cond.finish_region([pred])
         body, new_state = self._run_region("while_body", body_fn, state_like, treedef)
         new_leaves, new_treedef = body._leaves(new_state, "while_loop body result")
         self._check_same_avals("while_loop body result", "loop state", state_like, treedef,
                                new_leaves, new_treedef)
-        body._region.outputs = [body._resolve(v) for v in new_leaves]
-        captured = list(dict.fromkeys([*cond._region.captures, *body._region.captures]))
-        self._close_regions((cond._region, body._region), captured)
-        body._region.outputs += [body._region.captures[v] for v in captured]
-        return WhileRegions(cond._region, body._region, treedef, captured)
+        body_region = body.finish_region(new_leaves)
+        captured = list(dict.fromkeys([*cond_region.captures, *body_region.captures]))
+        self._close_regions((cond_region, body_region), captured)
+        body_region.outputs += [body_region.captures[v] for v in captured]
+        return WhileRegions(cond_region, body_region, treedef, captured)
 
     def while_from_regions(self, loop: WhileRegions, init_leaves: Sequence[Value],
                            trip_count=None, max_trip_count=None):
@@ -426,9 +492,9 @@ class Builder:
         regions were built for); returns the final state as `while_loop` does."""
         leaves = list(init_leaves)
         avals = [(v.shape, v.dtype) for v in leaves + loop.captured]
-        results = self._op("while", leaves + loop.captured, (loop.cond, loop.body),
-                           result_avals=tuple(avals), num_state=len(leaves),
-                           trip_count=trip_count, max_trip_count=max_trip_count)
+        results = self.emit("while", leaves + loop.captured, (loop.cond, loop.body),
+                            result_avals=tuple(avals), num_state=len(leaves),
+                            trip_count=trip_count, max_trip_count=max_trip_count)
         for result, leaf in zip(results, leaves):
             result.weak = leaf.weak
         return tree_util.tree_unflatten(loop.treedef, results[:len(leaves)])
@@ -459,32 +525,31 @@ class Builder:
         exists: `runtime.control_flow` builds each branch of a traced ``if`` once, then
         unifies the two branches' types by appending conversions to each.
         """
-        return self._sub_builder(f"branch_{index}")
+        return self.child(f"branch_{index}")
 
     def conditional_from_branches(self, pred_or_index: Value, built, operands=()):
         """The ``case`` operation over branches already built: ``built`` is a list of
         ``(sub_builder, result_pytree)`` in `conditional`'s branch order, each sub-builder
         from `branch_builder` (no parameters) or with one parameter per leaf of
         ``operands`` (a flat list of Values)."""
-        pred_or_index = self._resolve(pred_or_index)
+        pred_or_index = self.capture(pred_or_index)
         index = self._branch_index(pred_or_index, built)
         if pred_or_index.dtype == dtypes.bool_:
             built = (built[1], built[0])   # index 0 is the false branch
-        subs, outs = [], []
+        regions, outs = [], []
         for sub, out in built:
             out_leaves, out_treedef = sub._leaves(out, "branch result")
-            sub._region.outputs = [sub._resolve(v) for v in out_leaves]
-            subs.append(sub)
+            regions.append(sub.finish_region(out_leaves))
             outs.append((out_leaves, out_treedef))
         first_leaves, first_treedef = outs[0]
         for out_leaves, out_treedef in outs[1:]:
             self._check_same_avals("conditional branch result", "the other branch's result",
                                    first_leaves, first_treedef, out_leaves, out_treedef)
-        captured = list(dict.fromkeys(v for sub in subs for v in sub._region.captures))
-        self._close_regions([sub._region for sub in subs], captured)
+        captured = list(dict.fromkeys(v for region in regions for v in region.captures))
+        self._close_regions(regions, captured)
         avals = [(v.shape, v.dtype) for v in first_leaves]
-        results = self._op("case", [index, *operands, *captured], [s._region for s in subs],
-                           result_avals=tuple(avals))
+        results = self.emit("case", [index, *operands, *captured], regions,
+                            result_avals=tuple(avals))
         for i, result in enumerate(results):
             result.weak = all(out_leaves[i].weak for out_leaves, _ in outs)
         return tree_util.tree_unflatten(first_treedef, results)
@@ -522,15 +587,35 @@ class Builder:
     # --- finishing ------------------------------------------------------------------------
 
     def build(self, *outputs: Value) -> Computation:
-        """Finish the computation with ``outputs`` as its results."""
+        """Finish the computation with ``outputs`` as its results.
+
+        Its parameters are the large constants (see `constant`), in the order they were
+        first made, then parameters ``0..n-1``; the constants' arrays are
+        ``Computation.constants``, to be passed before the arguments (`runtime.compile`'s
+        `Executable` does).  The program text thus stays small and XLA receives the data as
+        buffers.  Building again (after more ops) gives the same parameters.
+        """
         if self._region.parent is not None:
             raise self.error(PSCValueError, "only the top-level builder can build")
         indices = sorted(self._params)
         if indices != list(range(len(indices))):
             raise self.error(PSCValueError, f"parameters {indices} are not numbered 0..n-1")
-        self._region.params = [self._params[i] for i in indices]
-        self._region.outputs = [self._resolve(v) for v in outputs]
-        return Computation(self.name, self._region)
+        self._region.outputs = [self.capture(v) for v in outputs]
+        constants = list(self._shared.large_constants.values())
+        self._hoist([value for _, value in constants])
+        self._region.params = [value for _, value in constants] + [self._params[i]
+                                                                    for i in indices]
+        return Computation(self.name, self._region,
+                           constants=tuple(array for array, _ in constants))
+
+    def _hoist(self, values: Sequence[Value]) -> None:
+        """Turn the constants making ``values`` into parameters: drop their operations."""
+        producers = {value.producer for value in values if value.producer is not None}
+        if producers:
+            self._region.operations = [op for op in self._region.operations
+                                       if op not in producers]
+        for value in values:
+            value.producer = None
 
 
 def _unary_method(op_name: str):

@@ -71,7 +71,8 @@ def device_put(value, shape: tuple, dtype: np.dtype, device):
 
 
 class Executable:
-    """A compiled computation: call it with one array-like per parameter.
+    """A compiled computation: call it with one array-like per parameter after its large
+    constants (`Computation.constants`, moved to the device once, here: `const_buffers`).
 
     Returns a list of jax arrays (``np.asarray`` gives NumPy arrays without a copy on CPU).
     """
@@ -81,7 +82,10 @@ class Executable:
         self.loaded = loaded
         self.client = client
         self.device = device
-        self.in_avals = [(v.shape, v.dtype) for v in computation.params]
+        self.const_buffers = [device_put(c, c.shape, c.dtype, device)
+                              for c in computation.constants]
+        self.in_avals = [(v.shape, v.dtype)
+                         for v in computation.params[len(computation.constants):]]
         self.out_avals = [(v.shape, v.dtype) for v in computation.outputs]
         self.out_weak = [v.weak for v in computation.outputs]
         self.sharding = _sharding(device)
@@ -98,10 +102,11 @@ class Executable:
                                f"arguments, got {len(args)}")
         buffers = [self._put(i, arg, shape, dtype)
                    for i, (arg, (shape, dtype)) in enumerate(zip(args, self.in_avals))]
-        return self.execute(buffers)
+        return self.execute(self.const_buffers + buffers)
 
     def execute(self, buffers):
-        """Run on arguments already on the device (as `device_put` returns them)."""
+        """Run on one buffer per parameter (as `device_put` returns them), the large
+        constants' `const_buffers` first."""
         return self.loaded.execute_sharded(buffers).consume_with_handlers(self._handlers)
 
     def _put(self, i, arg, shape, dtype):

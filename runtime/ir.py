@@ -5,7 +5,7 @@ parameters and outputs; control-flow operations own nested regions.  Regions are
 an operation inside a nested region never refers to a value of an enclosing region
 directly.  When user code does (a loop body reading a weight matrix), the builder turns the
 outer value into an extra parameter of the nested region and an extra operand of the
-control-flow operation (see ``Builder._resolve``).  Closed regions keep later transforms
+control-flow operation (see ``Builder.capture``).  Closed regions keep later transforms
 (autodiff, batching) local: each region can be transformed on its own.
 
 Attributes are plain Python values (ints, tuples of ints, strings, NumPy arrays), so the
@@ -147,11 +147,16 @@ class Region:
 
 class Computation:
     """A finished top-level computation: what `Builder.build` returns and XLA compiles
-    (`runtime.lowering.lower_to_stablehlo` prints it as StableHLO text)."""
+    (`runtime.lowering.lower_to_stablehlo` prints it as StableHLO text).
 
-    def __init__(self, name: str, region: Region):
+    ``constants`` are the arrays of its first ``len(constants)`` parameters: large
+    constants kept out of the program text, passed before the arguments on every run.
+    """
+
+    def __init__(self, name: str, region: Region, constants: tuple = ()):
         self.name = name
         self.region = region
+        self.constants = tuple(constants)
 
     @property
     def params(self) -> list[Value]:

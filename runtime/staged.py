@@ -40,7 +40,7 @@ from jax._src import config as jax_config
 from jax._src import tree_util as jax_tree_util
 from jaxlib import _jax
 
-from .builder import LARGE_CONSTANT_BYTES, Builder
+from .builder import Builder
 from .cache import CacheInfo, LRUCache
 from .client import Executable, compile, device_put, get_client, runtime_error
 from .context import building
@@ -92,7 +92,7 @@ CHECKED_RUN_BYTES = 64 << 20
 class _Compiled(NamedTuple):
     executable: Executable
     out_treedef: Any
-    const_buffers: list   # device arrays of the large constants, the leading parameters
+    const_buffers: list   # the executable's large constants, its leading parameters
     has_loop: bool        # calls wait for it interruptibly (see runtime.interrupt)
     checked_run: bool     # needs CHECKED_RUN_BYTES or more: run and wait on the Python path
 
@@ -341,10 +341,9 @@ class StagedFunction:
         out_leaves, out_treedef = _REGISTRY.flatten(result)
         outputs = [_as_output(b, leaf, i) for i, leaf in enumerate(out_leaves)]
         computation = b.build(*outputs)
-        constants = _hoist_large_constants(computation)
         executable = compile(computation, self.platform)
-        const_buffers = [device_put(c, c.shape, c.dtype, executable.device) for c in constants]
-        return _Compiled(executable, out_treedef, const_buffers, has_loop(computation.region),
+        return _Compiled(executable, out_treedef, executable.const_buffers,
+                         has_loop(computation.region),
                          executable.run_bytes() >= CHECKED_RUN_BYTES)
 
     # --- inspection -----------------------------------------------------------------------
@@ -475,25 +474,6 @@ def _drop_first_parameter(build_fn: Callable) -> Callable:
     interface.__signature__ = sig.replace(parameters=params)
     interface.__name__ = getattr(build_fn, "__name__", "staged")
     return interface
-
-
-def _hoist_large_constants(computation) -> list:
-    """Turn the top-level large constants (see `Builder.constant`) into the computation's
-    leading parameters: the program text stays small and XLA receives the data as a buffer.
-    Returns their values, in parameter order."""
-    region = computation.region
-    large = [op for op in region.operations if op.name == "constant" and
-             op.attrs["value"].nbytes >= LARGE_CONSTANT_BYTES]
-    if not large:
-        return []
-    region.operations = [op for op in region.operations if op not in large]
-    hoisted = []
-    for op in large:
-        value = op.results[0]
-        value.producer = None
-        hoisted.append(value)
-    region.params = hoisted + region.params
-    return [op.attrs["value"] for op in large]
 
 
 def _check_hashable(fn_name: str, arg_name: str, value) -> None:

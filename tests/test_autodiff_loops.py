@@ -203,7 +203,7 @@ def test_linearized_body_splits_primal_and_cotangent_ops():
         return sub.add(i, sub.constant(np.int32(1))), sub.mul(sub.sin(v), w)
     b.while_loop(lambda sub, c: sub.lt(c[0], sub.constant(np.int32(4))), body,
                  (b.constant(np.int32(0)), x), trip_count=4)
-    loop = b._region.operations[-1]
+    loop = b.region.operations[-1]
     linear = linearize_body(b, loop.regions[1], loop.attrs["num_state"],
                             loop.operands[loop.attrs["num_state"]:])
     primal = set(linear.primal_ops)

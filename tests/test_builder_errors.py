@@ -472,10 +472,10 @@ def test_error_inside_loop_body_points_at_body_line():
 def test_failed_op_records_nothing_and_builder_stays_usable():
     b = Builder("t")
     x, w = f32(b, 0, (3,)), f32(b, 1, (4,))
-    before = len(b._region.operations)
+    before = len(b.region.operations)
     with pytest.raises(PSCShapeError):
         b.add(x, w)
-    assert len(b._region.operations) == before
+    assert len(b.region.operations) == before
     out = compile(b.build(b.add(x, x), w))(np.arange(3, dtype=np.float32),
                                            np.ones(4, np.float32))
     np.testing.assert_array_equal(np.asarray(out[0]), np.arange(3, dtype=np.float32) * 2)

@@ -36,7 +36,7 @@ def _build(run):
 
 
 def _ops(b: Builder) -> list[str]:
-    return [op.name for op in b._region.operations]
+    return [op.name for op in b.region.operations]
 
 
 def test_strong_carried_values_build_the_body_once():
@@ -63,7 +63,7 @@ def test_for_range_builds_twice_for_its_index_target():
     b, (acc,) = _build(lambda b, x: cf.for_stmt(range(5), body, (x,), ("acc",)))
     assert body.builds == 1                      # the loop target is presumed the index
     assert acc.dtype == np.float32
-    assert [op.name for op in b._region.operations].count("while") == 1
+    assert [op.name for op in b.region.operations].count("while") == 1
 
 
 def test_nested_loops_settle_inside_a_dropped_outer_build():

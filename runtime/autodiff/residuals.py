@@ -47,10 +47,10 @@ class LinearizedBody:
 def linearize_body(b, body_region: Region, num_state: int, captured) -> LinearizedBody:
     """Linearize one step of a loop whose body is ``body_region`` (state parameters first,
     then one parameter per value in ``captured``), as a region under builder ``b``."""
-    sub = b._sub_builder("linearize")
+    sub = b.child("linearize")
     params, outputs = body_region.params[:num_state], body_region.outputs[:num_state]
-    state = [sub._region.add_param(p.shape, p.dtype, p.weak) for p in params]
-    cotangents = [sub._region.add_param(v.shape, v.dtype, False) for v in outputs
+    state = [sub.add_parameter(p.shape, p.dtype, p.weak) for p in params]
+    cotangents = [sub.add_parameter(v.shape, v.dtype, False) for v in outputs
                   if is_float(v)]
     env = forward_pass(sub, body_region, state + list(captured), save_loops=True)
     it = iter(cotangents)
@@ -58,9 +58,9 @@ def linearize_body(b, body_region: Region, num_state: int, captured) -> Lineariz
     param_cts, _ = backward_pass(sub, body_region, env, out_cts)
     param_cts = [zeros_like(sub, p) if ct is None else ct
                  for ct, p in zip(param_cts, state + list(captured)) if is_float(p)]
-    next_state = [sub._resolve(env[v]) for v in outputs]
-    param_cts = [sub._resolve(ct) for ct in param_cts]
-    region = sub._region
+    next_state = [sub.capture(env[v]) for v in outputs]
+    param_cts = [sub.capture(ct) for ct in param_cts]
+    region = sub.region
     tangent = _depends_on(region, cotangents)
     primal_ops = tuple(op for op in region.operations if op.results[0] not in tangent)
     residuals = _residuals(region, tangent, param_cts)

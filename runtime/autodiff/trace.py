@@ -28,24 +28,25 @@ class Traced:
 def trace(b, fn, args) -> Traced:
     """Run ``fn(*args)`` on parameters of ``args``' types in a child region of ``b``."""
     leaves, treedef = tree_util.tree_flatten(args)
-    sub = b._sub_builder("traced")
+    sub = b.child("traced")
     params = []
     for leaf in leaves:
         if not isinstance(leaf, Value):
             raise b.error(PSCTypeError, "differentiated arguments must be arrays, got "
                           f"{type(leaf).__name__}")
-        params.append(sub._region.add_param(leaf.shape, leaf.dtype, leaf.weak))
+        params.append(sub.add_parameter(leaf.shape, leaf.dtype, leaf.weak))
     with building(sub):
         out = fn(*tree_util.tree_unflatten(treedef, params))
     out_leaves, out_treedef = tree_util.tree_flatten(out)
-    outputs = [sub._resolve(v) if isinstance(v, Value) else v for v in out_leaves]
-    sub._region.outputs = [v for v in outputs if isinstance(v, Value)]
-    return Traced(sub._region, treedef, out_treedef, outputs)
+    region = sub.finish_region([v for v in out_leaves if isinstance(v, Value)])
+    captured = iter(region.outputs)
+    outputs = [next(captured) if isinstance(v, Value) else v for v in out_leaves]
+    return Traced(region, treedef, out_treedef, outputs)
 
 
 def replay(b, op: Operation, operands) -> list[Value]:
     """Emit ``op`` again in builder ``b`` on ``operands`` (same attributes and regions)."""
-    results = b._op(op.name, operands, op.regions, **op.attrs)
+    results = b.emit(op.name, operands, op.regions, **op.attrs)
     for new, old in zip(results, op.results):
         new.weak = old.weak
     return results
