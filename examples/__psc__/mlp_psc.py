@@ -4,6 +4,7 @@
 # psc-function: predict fa892312e562e38d
 # psc-function: loss fcdcb4cab6939bda
 # psc-function: sgd_step 890b3f22073f93b3
+# psc-text: 25c72dcb99d4fd72
 import runtime.numpy_api as np
 from runtime import grad
 import runtime as psc

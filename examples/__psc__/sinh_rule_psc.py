@@ -2,6 +2,7 @@
 # Do not edit: regenerate with `psc-transpile`. The comment after each statement names the
 # source line it comes from.
 # psc-function: sinh_plus_one ec8f172757e52e09
+# psc-text: 32f12fcad8bbac20
 import runtime.numpy_api as np
 
 
