@@ -2,6 +2,7 @@
 # Do not edit: regenerate with `psc-transpile`. The comment after each statement names the
 # source line it comes from.
 # psc-function: sum_until_negative 9a3b644a1b5dc52d
+# psc-text: d24a217659dcb9a0
 import runtime as psc
 
 

@@ -2,6 +2,7 @@
 # Do not edit: regenerate with `psc-transpile`. The comment after each statement names the
 # source line it comes from.
 # psc-function: first_above dcb3a5f6f6acaf04
+# psc-text: f66144cfa4474a53
 import runtime as psc
 
 

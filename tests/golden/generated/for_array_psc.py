@@ -2,6 +2,7 @@
 # Do not edit: regenerate with `psc-transpile`. The comment after each statement names the
 # source line it comes from.
 # psc-function: positive_rows 3331b8c9fd014733
+# psc-text: 76d8fdcefdac4b70
 import runtime.numpy_api as np
 import runtime as psc
 

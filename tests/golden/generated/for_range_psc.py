@@ -3,6 +3,7 @@
 # source line it comes from.
 # psc-function: power_iteration dfd023cbde513bcf
 # psc-function: prefix_sum 059e34bd09ecda5c
+# psc-text: 394e9b37ea8ae94d
 import runtime.numpy_api as np
 import runtime as psc
 

@@ -2,6 +2,7 @@
 # Do not edit: regenerate with `psc-transpile`. The comment after each statement names the
 # source line it comes from.
 # psc-function: leaky 10e74e0da9ae30cf
+# psc-text: e4c3b995e91a5228
 import runtime.numpy_api as np
 import runtime as psc
 

@@ -2,6 +2,7 @@
 # Do not edit: regenerate with `psc-transpile`. The comment after each statement names the
 # source line it comes from.
 # psc-function: in_band 05577b02410844d6
+# psc-text: bd8d77bf53284c86
 import runtime.numpy_api as np
 import runtime as psc
 

@@ -2,6 +2,7 @@
 # Do not edit: regenerate with `psc-transpile`. The comment after each statement names the
 # source line it comes from.
 # psc-function: halve_until_small 7b91a8864799342c
+# psc-text: 507986a802959d4d
 import runtime.numpy_api as np
 import runtime as psc
 

@@ -2,6 +2,7 @@
 # Do not edit: regenerate with `psc-transpile`. The comment after each statement names the
 # source line it comes from.
 # psc-function: newton_sqrt a316f204984f1864
+# psc-text: 2757f2ed2fb0c961
 import runtime.numpy_api as np
 import runtime as psc
 
