@@ -822,3 +822,27 @@ def test_an_intact_module_is_used_without_a_warning(tmp_path, capsys, monkeypatc
         warnings.simplefilter("error", PSCWarning)
         module = import_from(path, monkeypatch)
     assert module.f._generated.from_disk
+
+
+def test_a_function_compiled_twice_keeps_the_first_and_says_so(tmp_path, capsys,
+                                                                monkeypatch):
+    path = write_source(tmp_path / "src", "twice.py", '''\
+        from transpiler import jit_ps
+
+        def f(x, n):
+            return x * n
+
+        traced = jit_ps(f)
+        static = jit_ps(f, static_argnames="n")
+        ''')
+    out = tmp_path / "src" / "__psc__"
+    code, _, err = run_cli([path, "-o", out], capsys)
+    assert code == 0, err
+    assert "note:" in err and "f is transpiled twice" in err
+    text = (out / "twice_psc.py").read_text()
+    assert list(build_functions(text)) == ["build_f"]
+    module = import_from(path, monkeypatch)
+    assert module.traced._generated.from_disk and not module.static._generated.from_disk
+    x = np.arange(3.0)
+    assert_same(module.traced(x, 2.0), module.f(x, 2.0))
+    assert_same(module.static(x, 3), module.f(x, 3))

@@ -8,7 +8,8 @@
 
 The function's source is transpiled when the decorator runs (unsupported syntax fails
 there, at its line).  If an up-to-date module written by ``psc-transpile`` exists (the
-content hash in its header matches), its text is used instead of transpiling again.
+content hash in its header matches, and so does the hash of its own text), its text is
+used instead of transpiling again; so are the build functions of the helpers it holds.
 """
 from __future__ import annotations
 
