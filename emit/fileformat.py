@@ -107,9 +107,12 @@ def _text_digest(lines) -> str:
 
 def seal(text: str) -> str:
     """Generated ``text`` with ``# psc-text: DIGEST`` closing its header: the hash of every
-    other line of the file (header included), so that an edit anywhere shows."""
+    other line of the file (header included), so that an edit anywhere shows.  A digest
+    line ``text`` already has is replaced (sealing again what was edited)."""
     lines = text.splitlines(keepends=True)
     end = _header_length(lines)
+    kept = [line for line in lines[:end] if not _TEXT_DIGEST_LINE.fullmatch(line)]
+    lines, end = kept + lines[end:], len(kept)
     line = _TEXT_DIGEST.substitute(digest=_text_digest(lines))
     return "".join(lines[:end] + [line] + lines[end:])
 

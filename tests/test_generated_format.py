@@ -93,6 +93,10 @@ def test_seal_closes_the_header_and_is_intact_reads_it_back():
     assert is_intact(text) and is_generated_text(text)
     assert function_digests(text) == DIGESTS          # the new line is not a function's
     assert seal(text.replace(lines[6] + "\n", "")) == text   # sealing is deterministic
+    assert seal(text) == text                                 # and idempotent
+    edited = text.replace("x * 2.0", "x * 3.0")
+    assert not is_intact(edited) and is_intact(seal(edited))  # sealed again: one line
+    assert seal(edited).count("# psc-text: ") == 1
 
 
 @pytest.mark.parametrize("edit", [
