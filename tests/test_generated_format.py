@@ -88,11 +88,11 @@ def sealed_module() -> str:
 def test_seal_closes_the_header_and_is_intact_reads_it_back():
     text = sealed_module()
     lines = text.splitlines()
-    assert lines[len(header("0.1.0", "m.py", DIGESTS).splitlines())].startswith(
-        "# psc-text: ")
+    digest_line = len(header("0.1.0", "m.py", DIGESTS).splitlines())
+    assert lines[digest_line].startswith("# psc-text: ")
     assert is_intact(text) and is_generated_text(text)
     assert function_digests(text) == DIGESTS          # the new line is not a function's
-    assert seal(text.replace(lines[6] + "\n", "")) == text   # sealing is deterministic
+    assert seal(text.replace(lines[digest_line] + "\n", "")) == text   # sealing is deterministic
     assert seal(text) == text                                 # and idempotent
     edited = text.replace("x * 2.0", "x * 3.0")
     assert not is_intact(edited) and is_intact(seal(edited))  # sealed again: one line
