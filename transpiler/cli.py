@@ -149,9 +149,8 @@ def file_result(path: str) -> FileResult:
     """`transpile_file`, with every error of the file collected instead of raised."""
     try:
         return run_nested(_transpile_text, path, read_source(path))
-    except (OSError, SyntaxError, UnicodeDecodeError) as err:
-        return FileResult(errors=[err])
-    except PSCError as err:
+    except (PSCError, OSError, SyntaxError, UnicodeDecodeError) as err:
+        # a PSCError here is the file's (a computed static_argnames): no function is read
         return FileResult(errors=[err])
 
 
