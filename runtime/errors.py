@@ -179,3 +179,8 @@ class PSCResourceError(PSCError, MemoryError):
     """XLA ran out of memory (or another resource) compiling or running a program."""
 
     kind = "out of memory"
+
+
+class PSCWarning(UserWarning):
+    """Something the transpiler worked around but the user should know of (a generated
+    module on disk that was edited, and so is ignored)."""

@@ -15,6 +15,8 @@ from runtime import (PSCError, PSCIndexError, PSCNameError, PSCOverflowError,
                      register_translation_rule, static_range, switch, value_and_grad, vjp,
                      while_loop)
 
+from runtime.errors import PSCWarning
+
 from .api import PSCFunction, jit_ps
 from .version import __version__
 
@@ -26,3 +28,4 @@ __all__ = [
     "static_range", "switch", "while_loop", "grad", "hessian", "jacfwd", "jacrev", "jvp",
     "value_and_grad", "vjp",
 ]
+__all__ += ["PSCWarning"]

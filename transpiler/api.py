@@ -8,21 +8,23 @@
 
 The function's source is transpiled when the decorator runs (unsupported syntax fails
 there, at its line).  If an up-to-date module written by ``psc-transpile`` exists (the
-content hash in its header matches), its text is used instead of transpiling again.
+content hash in its header matches, and so does the hash of its own text), its text is
+used instead of transpiling again; so are the build functions of the helpers it holds.
 """
 from __future__ import annotations
 
 import functools
 import os
 import stat
+import warnings
 import weakref
 
 from runtime import StagedFunction, set_transpile_hook
-from runtime.errors import PSCError, SourceLocation
+from runtime.errors import PSCError, PSCWarning, SourceLocation
 from runtime.sourcemap import location_from_traceback
 from runtime.staged import static_parameters
 
-from emit.fileformat import generated_file_name, records_function
+from emit.fileformat import generated_file_name, is_intact, records_function
 
 from .loading import compile_generated, module_imports_of, names_read_by, namespace_for
 from .pipeline import generated_module, run_nested, runtime_resolver, transpile_function
@@ -92,15 +94,22 @@ def _project_ancestors(folder: str, source_file: str) -> list[str]:
 
 def _up_to_date_module(paths, name: str, digest: str) -> str | None:
     """The text of the first module at ``paths`` whose header records function ``name``
-    with ``digest``."""
+    with ``digest`` and whose own text is what ``psc-transpile`` wrote (`is_intact`).  A
+    module that records the function but was edited since is passed over with a
+    `PSCWarning`: the function is transpiled from its source instead."""
     for path in paths:
         try:
             with open(path, encoding="utf-8") as handle:
                 text = handle.read()
-        except OSError:
+        except (OSError, UnicodeDecodeError):
             continue
         if records_function(text, name, digest):
-            return text
+            if is_intact(text):
+                return text
+            warnings.warn(
+                f"{path} was edited after psc-transpile wrote it (its text digest does "
+                f"not match): ignoring it and transpiling {name} from its source; "
+                f"regenerate it with psc-transpile", PSCWarning, stacklevel=2)
     return None
 
 
@@ -169,6 +178,8 @@ class PSCFunction(StagedFunction):
         self.__name__, self.__qualname__ = fn.__name__, fn.__qualname__
         self.__doc__, self.__module__ = fn.__doc__, fn.__module__
         self.__psc_build__ = self._generated.build
+        if generated_dir is not None:   # where its file's helpers are looked for too
+            _helper_dirs[self._generated.source.file] = generated_dir
 
     @property
     def generated_source(self) -> str:
@@ -220,10 +231,16 @@ jit_ps.__psc_primitive__ = True
 _helpers: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
+# A helper's module is looked for where the generated_dir of a jit_ps function of its file
+# points (psc-transpile writes a file's helpers into that file's module), else as usual.
+_helper_dirs: dict[str, str] = {}
+
+
 def _helper_build(fn):
     generated = _helpers.get(fn)
     if generated is None:
-        generated = _helpers[fn] = _Generated(fn)
+        file = getattr(getattr(fn, "__code__", None), "co_filename", None)
+        generated = _helpers[fn] = _Generated(fn, (), _helper_dirs.get(file))
     return generated.build
 
 
