@@ -8,18 +8,21 @@
             inputs = np.tanh(np.dot(inputs, W) + b)
         return inputs
 """
-from runtime import (PSCError, PSCIndexError, PSCNameError, PSCOverflowError,
+from runtime import (PSCError, PSCFloatingPointError, PSCIndexError, PSCRuntimeError,
+                     PSCRuntimeIndexError, PSCZeroDivisionError, PSCNameError, PSCOverflowError,
                      PSCResourceError, PSCShapeError, PSCSyntaxError,
                      PSCTracedValueError, PSCTypeError, PSCUnsupportedCallError,
                      PSCValueError, cond, fori_loop, grad, hessian, jacfwd, jacrev, jvp,
                      register_translation_rule, static_range, switch, value_and_grad, vjp,
                      while_loop)
 
+from . import config
 from .api import PSCFunction, jit_ps
 from .version import __version__
 
 __all__ = [
-    "PSCError", "PSCFunction", "PSCIndexError", "PSCNameError", "PSCOverflowError",
+    "PSCError", "PSCFloatingPointError", "PSCFunction", "PSCIndexError", "PSCRuntimeError",
+    "PSCRuntimeIndexError", "PSCZeroDivisionError", "config", "PSCNameError", "PSCOverflowError",
     "PSCResourceError", "PSCShapeError", "PSCSyntaxError",
     "PSCTracedValueError", "PSCTypeError", "PSCUnsupportedCallError", "PSCValueError",
     "__version__", "cond", "fori_loop", "jit_ps", "register_translation_rule",

@@ -41,6 +41,7 @@ import numpy as np
 
 from .. import dtypes
 from ..builder import Builder
+from ..checks import guard, is_active
 from ..errors import PSCIndexError, PSCShapeError, PSCTypeError, PSCValueError
 from ..ir import Value
 from ..translation import has_traced, register_translation_rule
@@ -349,12 +350,30 @@ def _traced_index(b: Builder, v: Value, size: int, dtype) -> Value:
     below ``-size`` stays negative, so out of range).  Out-of-range indices are left so:
     gather and the dynamic slices clamp them, a scatter drops their updates."""
     signed = dtypes.is_integer(v.dtype) and not dtypes.is_unsigned(v.dtype)
+    if is_active("index"):
+        _guard_index(b, v, size, signed)
     v = b.convert(v, dtype)
     if signed:
         zeros = b.broadcast_in_dim(b.constant(0, dtype), v.shape, ())
         wrapped = b.add(v, b.broadcast_in_dim(b.constant(size, dtype), v.shape, ()))
         v = b.select(b.lt(v, zeros), wrapped, v)
     return v
+
+
+def _guard_index(b: Builder, v: Value, size: int, signed: bool) -> None:
+    """The ``index`` run-time check (`runtime.checks`): NumPy raises ``IndexError`` for
+    an index outside ``[-size, size)``.  Compared in ``v``'s own dtype (a bound it cannot
+    hold, it cannot reach)."""
+    info = np.iinfo(v.dtype)
+    failed = None
+    if size <= info.max:
+        failed = b.ge(v, b.broadcast_in_dim(b.constant(size, v.dtype), v.shape, ()))
+    if signed and -size >= info.min:
+        low = b.lt(v, b.broadcast_in_dim(b.constant(-size, v.dtype), v.shape, ()))
+        failed = low if failed is None else b.or_(failed, low)
+    if failed is not None:
+        guard(b, "index", failed, f"a traced index is out of bounds for an axis of size "
+              f"{size}")
 
 
 def _component(b: Builder, entry, size: int, shape: tuple, dtype):
