@@ -24,16 +24,18 @@ from .checks import CheckSite
 from .ir import Computation, Operation, Region, Value
 
 _CODE = np.dtype(np.int32)
+_THREADED = ("check", "debug_callback")
 
 
-def thread_checks(computation: Computation) -> tuple[CheckSite, ...]:
+def thread_checks(computation: Computation) -> tuple[CheckSite, ...] | None:
     """Replace the ``check`` ops of ``computation`` (changed in place) by a failure code,
-    appended to its outputs; return the site table (code n is ``sites[n - 1]``).  A
-    computation without checks is left alone and gives ``()``."""
+    appended to its outputs, and chain its ``debug_callback`` ops on that code; return
+    the site table (code n is ``sites[n - 1]``).  A computation with neither is left
+    alone and gives None."""
     root = computation.region
     threading = _Threading()
     if not threading.has_checks(root):
-        return ()
+        return None
     operations, root.operations = root.operations, []
     b = Builder.resume(root)
     code = threading.fold(b, operations, b.constant(0, _CODE))
@@ -49,12 +51,14 @@ class _Threading:
         # transforms replay an op with its regions); kept alive so their ids stay theirs
         self._done: dict[tuple, tuple] = {}
 
-    def has_checks(self, region: Region) -> bool:
-        found = self._has.get(id(region))
+    def has_checks(self, region: Region, names=_THREADED) -> bool:
+        """Whether ``region`` (or a region nested in it) holds an op named in ``names``."""
+        key = (id(region), names)
+        found = self._has.get(key)
         if found is None:
-            found = any(op.name == "check" or any(self.has_checks(r) for r in op.regions)
+            found = any(op.name in names or any(self.has_checks(r, names) for r in op.regions)
                         for op in region.operations)
-            self._has[id(region)] = found
+            self._has[key] = found
         return found
 
     def _op_has_checks(self, op: Operation) -> bool:
@@ -66,6 +70,11 @@ class _Threading:
         for op in operations:
             if op.name == "check":
                 code = self._site(b, op, code)
+            elif op.name == "debug_callback":   # takes the code and gives it back: ordered
+                op.operands = (code, *op.operands)
+                op.attrs["threaded"] = True
+                b.region.operations.append(op)
+                code = op.results[0]
             elif op.name == "while" and self._op_has_checks(op):
                 code = self._while(b, op, code)
             elif op.name == "case" and self._op_has_checks(op):
@@ -94,7 +103,8 @@ class _Threading:
         cond, body = op.regions
         key = (id(cond), id(body))
         if key not in self._done:
-            test_copy = _copy_region(cond) if self.has_checks(cond) else None
+            test_copy = (_copy_region(cond, prints=False)
+                         if self.has_checks(cond, ("check",)) else None)
             sub, test_code = self._nested(cond, n)
             ok = sub.eq(test_code, sub.constant(0, _CODE))
             cond.outputs = [sub.and_(cond.outputs[0], ok)]
@@ -144,24 +154,29 @@ def _insert_result(op: Operation, position: int, region: Region) -> Value:
 
 
 def _copy_region(region: Region, mapping: dict | None = None,
-                 parent: Region | None = None) -> Region:
-    """A deep copy of ``region`` (fresh values throughout), nested in ``parent``."""
+                 parent: Region | None = None, prints: bool = True) -> Region:
+    """A deep copy of ``region`` (fresh values throughout), nested in ``parent``; without
+    its ``debug_callback`` ops unless ``prints`` (a copy of a loop test, run once more
+    for its checks, must not print again)."""
     mapping = {} if mapping is None else mapping
     copy = Region(region.name, parent if parent is not None else region.parent)
     for param in region.params:
         mapping[param] = Value(param.shape, param.dtype, copy, weak=param.weak)
         copy.params.append(mapping[param])
-    copy.operations = _copy_operations(region.operations, mapping, copy)
+    copy.operations = _copy_operations(region.operations, mapping, copy, prints)
     copy.outputs = [mapping[v] for v in region.outputs]
     copy.captures = {mapping.get(outer, outer): mapping[inner]
                      for outer, inner in region.captures.items() if inner in mapping}
     return copy
 
 
-def _copy_operations(operations, mapping: dict, target: Region) -> list[Operation]:
+def _copy_operations(operations, mapping: dict, target: Region,
+                     prints: bool = True) -> list[Operation]:
     copies = []
     for op in operations:
-        regions = [_copy_region(r, mapping, target) for r in op.regions]
+        if op.name == "debug_callback" and not prints:
+            continue   # nothing reads its result before threading
+        regions = [_copy_region(r, mapping, target, prints) for r in op.regions]
         copy = Operation(op.name, [mapping[v] for v in op.operands], op.attrs, regions,
                          op.location)
         copy.results = tuple(Value(v.shape, v.dtype, target, copy, weak=v.weak)

@@ -101,7 +101,9 @@ class _Compiled(NamedTuple):
     const_buffers: list   # the executable's large constants, its leading parameters
     has_loop: bool        # calls wait for it interruptibly (see runtime.interrupt)
     checked_run: bool     # needs CHECKED_RUN_BYTES or more: run and wait on the Python path
-    check_sites: tuple = ()   # run-time checks: the last output is their failure code
+    # run-time checks and prints (runtime.check_threading): None, or the site table of the
+    # failure code that is then the last output
+    check_sites: tuple | None = None
 
 
 class _Failure(NamedTuple):
@@ -266,8 +268,9 @@ class StagedFunction:
             if compiled.checked_run:
                 for output in outputs:
                     output.block_until_ready()   # raises RESOURCE_EXHAUSTED, see above
-        if compiled.check_sites:
-            raise_first_failure(compiled.check_sites, outputs[-1])
+        if compiled.check_sites is not None:
+            if compiled.check_sites:
+                raise_first_failure(compiled.check_sites, outputs[-1])
             outputs = outputs[:-1]
         return compiled.out_treedef.unflatten(outputs), compiled, leaves
 
@@ -276,7 +279,7 @@ class StagedFunction:
         than our parameters (keyword arguments, defaults), would squash 64-bit types, or
         must not run the program without waiting for it (`CHECKED_RUN_BYTES`)."""
         if (not self._fast_path or not _X64.value or compiled.checked_run
-                or compiled.check_sites):
+                or compiled.check_sites is not None):
             return None
         _, cpp_leaves = _jax.jax_jit.parse_arguments(
             args, tuple(kwargs.values()), tuple(kwargs), self.static_argnums,
@@ -361,7 +364,7 @@ class StagedFunction:
         out_leaves, out_treedef = _REGISTRY.flatten(result)
         outputs = [_as_output(b, leaf, i) for i, leaf in enumerate(out_leaves)]
         computation = b.build(*outputs)
-        sites = thread_checks(computation) if signature.checks else ()
+        sites = thread_checks(computation)
         executable = compile(computation, self.platform)
         return _Compiled(executable, out_treedef, executable.const_buffers,
                          has_loop(computation.region),

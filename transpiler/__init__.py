@@ -12,7 +12,7 @@ from runtime import (PSCError, PSCFloatingPointError, PSCIndexError, PSCRuntimeE
                      PSCRuntimeIndexError, PSCZeroDivisionError, PSCNameError, PSCOverflowError,
                      PSCResourceError, PSCShapeError, PSCSyntaxError,
                      PSCTracedValueError, PSCTypeError, PSCUnsupportedCallError,
-                     PSCValueError, cond, fori_loop, grad, hessian, jacfwd, jacrev, jvp,
+                     PSCValueError, cond, debug_print, fori_loop, grad, hessian, jacfwd, jacrev, jvp,
                      register_translation_rule, static_range, switch, value_and_grad, vjp,
                      while_loop)
 
@@ -25,7 +25,7 @@ __all__ = [
     "PSCRuntimeIndexError", "PSCZeroDivisionError", "config", "PSCNameError", "PSCOverflowError",
     "PSCResourceError", "PSCShapeError", "PSCSyntaxError",
     "PSCTracedValueError", "PSCTypeError", "PSCUnsupportedCallError", "PSCValueError",
-    "__version__", "cond", "fori_loop", "jit_ps", "register_translation_rule",
+    "__version__", "cond", "debug_print", "fori_loop", "jit_ps", "register_translation_rule",
     "static_range", "switch", "while_loop", "grad", "hessian", "jacfwd", "jacrev", "jvp",
     "value_and_grad", "vjp",
 ]
