@@ -70,6 +70,19 @@ def jvp_of_printing(x, t):
     return jvp(squared_sum, (x,), (t,))
 
 
+def loop_loss(x):
+    s = 0.0
+    for i in range(3):
+        s = s + np.sum(np.log(x)) * i
+        if s > 1:
+            debug_print("s={}", s)
+    return s
+
+
+def grad_of_loop_printing(x):
+    return grad(loop_loss)(x)
+
+
 def same_output(capfd, fn, *args, static_argnames=()):
     expected = fn(*args)
     plain = capfd.readouterr().out
@@ -119,6 +132,15 @@ def test_under_grad_prints_the_primal(capfd):
     assert_same(compiled(x), 2 * x)
     out = capfd.readouterr().out
     assert out == "primal [1. 2.]\n"
+
+
+def test_under_grad_through_a_loop_with_a_printing_branch(capfd):
+    x = np.array([2.0, 3.0])
+    compiled = jit_ps(grad_of_loop_printing)
+    assert_same(compiled(x), 3.0 / x)
+    printed = capfd.readouterr().out
+    loop_loss(x)
+    assert printed == capfd.readouterr().out
 
 
 def test_under_jvp(capfd):

@@ -89,6 +89,12 @@ def branch_read(x, i, flag):
     return y
 
 
+def dead_read_in_branch(x, i, flag):
+    if flag > 0:
+        unused = x[i]  # DEAD_READ
+    return x
+
+
 def nested_loops(x, n, m):
     s = 0.0
     for i in range(n):
@@ -254,6 +260,16 @@ def test_index_in_branch():
     with pytest.raises(IndexError):
         branch_read(X, 9, 1)
     raises_at(PSCRuntimeIndexError, "BRANCH_READ", f, X, 9, 1)
+
+
+def test_index_in_branch_whose_result_is_dead():
+    f = jit_ps(dead_read_in_branch, checks=True)
+    assert_same(f(X, 9, -1), dead_read_in_branch(X, 9, -1))
+    with pytest.raises(IndexError):
+        dead_read_in_branch(X, 9, 1)
+    raises_at(PSCRuntimeIndexError, "DEAD_READ", f, X, 9, 1)
+    assert jit_ps(dead_read_in_branch).lower(X, 9, 1) == jit_ps(
+        dead_read_in_branch, checks=False).lower(X, 9, 1)
 
 
 def test_index_in_nested_loops():
