@@ -16,10 +16,11 @@ and `jvp` it prints the primal values; under batching, the batched ones.
 """
 from __future__ import annotations
 
+import numpy as np
 from jax import tree_util
 
 from .context import current_builder, has_builder
-from .errors import PSCTypeError
+from .errors import PSCTypeError, PSCValueError
 from .ir import Value
 
 
@@ -32,17 +33,29 @@ def debug_print(fmt: str, *args, **kwargs) -> None:
     if not has_builder():
         print(fmt.format(*args, **kwargs), flush=True)
         return
+    b = current_builder()
     leaves, treedef = tree_util.tree_flatten((args, kwargs))
     traced = [i for i, leaf in enumerate(leaves) if isinstance(leaf, Value)]
 
-    def callback(*arrays):
+    def format_with(arrays) -> str:
         filled = list(leaves)
         for i, array in zip(traced, arrays):
             filled[i] = array
         call_args, call_kwargs = tree_util.tree_unflatten(treedef, filled)
-        print(fmt.format(*call_args, **call_kwargs), flush=True)
+        return fmt.format(*call_args, **call_kwargs)
 
-    current_builder().emit("debug_callback", [leaves[i] for i in traced], callback=callback)
+    try:   # a format that cannot work fails now, at the line, not inside the run
+        format_with([np.zeros(leaves[i].shape, leaves[i].dtype) for i in traced])
+    except (KeyError, IndexError, ValueError, TypeError, AttributeError) as err:
+        raise b.error(PSCValueError, f"debug_print format {fmt!r} does not fit its "
+                      f"arguments: {type(err).__name__}: {err}",
+                      "the format follows str.format: {} or {0} for positional "
+                      "arguments, {name} for keyword arguments") from None
+
+    def callback(*arrays):
+        print(format_with(arrays), flush=True)
+
+    b.emit("debug_callback", [leaves[i] for i in traced], callback=callback)
 
 
 debug_print.__psc_primitive__ = True   # called from PSC code as it is, never transpiled

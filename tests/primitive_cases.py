@@ -174,6 +174,11 @@ def _check(b, failed, x):
     # it does nothing else)
     return b.emit("check", [failed], kind="nan", message="m")[0], b.neg(x)
 
+@case("debug_callback", uniform((3,)), primitives=("debug_callback",))
+def _debug_callback(b, x):
+    # compiled directly (not threaded) it calls back and gives 0
+    return b.emit("debug_callback", [x], callback=lambda *arrays: None)[0], b.neg(x)
+
 # --- indexing ----------------------------------------------------------------------------------
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from conftest import assert_same
-from runtime.errors import PSCTypeError
+from runtime.errors import PSCTypeError, PSCValueError
 from transpiler import debug_print, grad, jit_ps, jvp
 
 
@@ -158,6 +158,20 @@ def test_with_checks(capfd):
     with_checks = capfd.readouterr().out
     loop_and_branch(np.ones(2), 3)
     assert with_checks == capfd.readouterr().out
+
+
+def bad_format(x):
+    debug_print("{missing} {}", x)  # BAD_FORMAT
+    return x
+
+
+def test_format_that_does_not_fit_is_an_error_at_the_line():
+    with pytest.raises(KeyError):
+        bad_format(np.ones(2))
+    with pytest.raises(PSCValueError) as info:
+        jit_ps(bad_format)(np.ones(2))
+    assert info.value.location.line == bad_format.__code__.co_firstlineno + 1
+    assert "missing" in str(info.value)
 
 
 def test_format_must_be_a_string():
