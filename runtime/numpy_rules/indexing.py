@@ -26,7 +26,9 @@ Where traced indices (known only when the program runs) differ from NumPy:
   wrap first, as in NumPy; then reads *clamp* into range (``x[7]`` of 5 elements reads
   ``x[4]``: XLA's gather and dynamic slice clamp), while writes are *dropped*
   (``y[7] = v`` leaves ``y`` unchanged, also for ``+=`` and for the out-of-range entries of
-  an index array): losing the write is better than corrupting a neighbour.
+  an index array): losing the write is better than corrupting a neighbour.  With the
+  opt-in ``index`` run-time check (``jit_ps(..., checks=True)``, `runtime.checks`) both
+  raise `PSCRuntimeIndexError` (an ``IndexError``) at the line when the call returns.
 * A traced boolean mask selects a data-dependent number of elements, so ``x[mask]`` is
   an error; ``x[mask] = v`` works (a ``select``) when ``v`` broadcasts over the selection.
 * With repeated indices, ``x[idx] = v`` writes one of the values, not necessarily the
