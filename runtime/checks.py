@@ -32,6 +32,7 @@ import contextlib
 import dataclasses
 import os
 import threading
+import warnings
 
 import numpy as np
 from jax import tree_util
@@ -77,7 +78,12 @@ def _from_environment() -> frozenset:
         return frozenset()
     if text in ("1", "all", "true", "on", "yes"):
         return frozenset(KINDS)
-    return normalize([part.strip() for part in text.split(",") if part.strip()])
+    try:
+        return normalize([part.strip() for part in text.split(",") if part.strip()])
+    except PSCValueError as err:   # a typo must not make every import fail
+        warnings.warn(f"PSC_CHECKS={text!r} ignored: {err.message}", RuntimeWarning,
+                      stacklevel=2)
+        return frozenset()
 
 
 class _Settings:

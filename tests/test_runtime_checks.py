@@ -445,6 +445,10 @@ def test_environment_variable():
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True,
                          text=True, timeout=120)
     assert out.stdout.split() == ["('div',)"], out
+    env["PSC_CHECKS"] = "bounds"
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True,
+                         text=True, timeout=120)
+    assert out.stdout.split() == ["()"] and "PSC_CHECKS='bounds' ignored" in out.stderr, out
 
 
 def test_checked_errors_pickle():
