@@ -20,6 +20,7 @@ from ..builder import Builder
 from ..errors import (PSCError, PSCOverflowError, PSCShapeError, PSCTracedValueError,
                       PSCTypeError, PSCValueError)
 from ..ir import Value
+from ..translation import translate_numpy
 
 _WEAK_TYPES = {bool: None, int: int, float: float, complex: complex}
 _WEAK_DEFAULTS = {int: dtypes.int64, float: dtypes.float64, complex: np.dtype(np.complex128)}
@@ -320,6 +321,31 @@ def static_shape(b: Builder, shape, what: str = "shape") -> tuple[int, ...]:
     if isinstance(shape, (tuple, list)):
         return tuple(static_int(b, s, what) for s in shape)
     return (static_int(b, shape, what),)
+
+
+def ufunc_outer(b: Builder, ufunc: np.ufunc, x, y, **kwargs) -> Value:
+    """``ufunc.outer(x, y)`` for a binary ufunc with a rule: ``ufunc(x[..., None...], y)``,
+    shape ``x.shape + y.shape``.  NumPy turns both operands into arrays first, so a Python
+    scalar is strong here (``np.add.outer(float32_array, 2.0)`` is float64)."""
+    if ufunc.nin != 2:
+        raise b.error(PSCValueError, "outer product only supported for binary functions")
+    x, y = _strong_operand(b, x), _strong_operand(b, y)
+    x = b.reshape(x, x.shape + (1,) * y.ndim)
+    return translate_numpy(b, ufunc, x, y, **kwargs)
+
+
+def _strong_operand(b: Builder, x) -> Value:
+    """``np.asarray(x)`` of an operand: a weak traced value as the Python number's dtype."""
+    if isinstance(x, Value):
+        if not x.weak:
+            return x
+        kind = _PYTHON_TYPE_OF_KIND.get(x.dtype.kind)
+        strong = b.convert(x, _WEAK_DEFAULTS[kind] if kind is not None else x.dtype)
+        if strong is x:
+            strong = b.broadcast_in_dim(x, x.shape, range(x.ndim))
+        strong.weak = False
+        return strong
+    return lift(b, x if is_traced_sequence(x) else np.asarray(x))
 
 
 def as_values(b: Builder, args: Sequence) -> list[Value]:
