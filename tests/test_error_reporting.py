@@ -297,3 +297,10 @@ def test_unsupported_attributes_are_psc_errors_at_the_line(fn, case, culprit):
     err = raised(fn, x)
     assert isinstance(err, PSCError) and isinstance(err, AttributeError)
     check_at(err, case, culprit)
+
+
+def test_numpy_values_on_the_left_of_traced_ones():
+    from fixtures import ufunc_outer
+    for fn in (ufunc_outer.numpy_values_meet_traced, ufunc_outer.inplace_on_static_arrays):
+        args = (np.array([0.5, 1.5, 2.5]), 2.5)
+        assert_same(jit_ps(fn)(*args), fn(*args))
