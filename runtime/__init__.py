@@ -12,11 +12,12 @@ from .client import Executable, XLACompileError, XLARuntimeError, compile, get_c
 from .debugging import debug_print
 from .control_flow import (UNDEFINED, and_, for_stmt, if_stmt, ifexp, not_, or_, range_,
                            while_stmt)
-from .errors import (PSCError, PSCFloatingPointError, PSCRuntimeError, PSCRuntimeIndexError,
-                     PSCZeroDivisionError, PSCIndexError, PSCNameError, PSCOverflowError, PSCResourceError,
-                     PSCShapeError, PSCSyntaxError,
-                     PSCTracedValueError, PSCTypeError, PSCUnsupportedCallError,
-                     PSCValueError, SourceLocation)
+from .errors import (PSCAttributeError, PSCError, PSCFloatingPointError, PSCIndexError,
+                     PSCKeyError, PSCNameError, PSCOverflowError, PSCResourceError,
+                     PSCRuntimeError, PSCRuntimeIndexError, PSCRuntimeZeroDivisionError,
+                     PSCShapeError, PSCSyntaxError, PSCTracedValueError, PSCTypeError,
+                     PSCUnsupportedCallError, PSCValueError, PSCWarning, PSCZeroDivisionError,
+                     SourceLocation)
 from .inplace import augassign, inplace_fill, inplace_sort
 from .ir import Computation, Value
 from .calls import getitem, set_transpile_hook, setitem, transpiled
@@ -37,5 +38,7 @@ __all__ = [
     "for_stmt", "if_stmt", "ifexp", "not_", "or_", "range_", "while_stmt", "grad",
     "hessian", "jacfwd", "jacrev", "jvp", "value_and_grad", "vjp", "augassign",
     "inplace_fill", "inplace_sort", "PSCIndexError", "PSCOverflowError", "PSCResourceError", "XLARuntimeError",
-    "debug_print", "PSCRuntimeError", "PSCRuntimeIndexError", "PSCZeroDivisionError", "PSCFloatingPointError",
+    "debug_print", "PSCRuntimeError", "PSCRuntimeIndexError", "PSCRuntimeZeroDivisionError",
+    "PSCFloatingPointError", "PSCAttributeError", "PSCKeyError", "PSCZeroDivisionError",
+    "PSCWarning",
 ]

@@ -6,9 +6,10 @@ import types
 
 import numpy as np
 
-from .context import current_builder
-from .translation import has_traced, lookup_rule, translate_numpy
-from .errors import PSCUnsupportedCallError
+from .context import current_builder, has_builder
+from .errors import PSCAttributeError, PSCUnsupportedCallError
+from .numpy_rules._core import ufunc_outer
+from .translation import has_traced, lookup_rule, registered_names, translate_numpy
 
 
 def mirror_function(fn, qualified_name: str):
@@ -28,22 +29,85 @@ def mirror_function(fn, qualified_name: str):
         return translate_numpy(current_builder(), rule_key, *args, **kwargs)
     staged.__psc_mirror_of__ = fn
     if isinstance(fn, np.ufunc):
-        _mirror_ufunc_attributes(staged, fn, qualified_name)
+        return MirrorUfunc(fn, qualified_name, staged)
     return staged
 
 
+class MirrorUfunc:
+    """A NumPy ufunc as generated code sees it: called, it is `mirror_function`'s staged
+    call; its methods (``np.add.reduce``, ``.accumulate``, ``.outer``...) run NumPy's for
+    static arguments and the rule registered as ``numpy.add.reduce`` & co. for traced
+    ones; ``.outer`` of any binary ufunc with a rule is built from that rule.  Any other
+    attribute is the ufunc's own (``nin``, ``types``, ``__name__``), so a name NumPy's
+    ufuncs lack is NumPy's ``AttributeError`` ('numpy.ufunc' object has no attribute...),
+    which generated code reports at the user's line."""
+
+    def __init__(self, ufunc: np.ufunc, qualified_name: str, staged):
+        self.__psc_mirror_of__ = ufunc
+        self.__wrapped__ = ufunc
+        self.__name__ = ufunc.__name__
+        self.__qualname__ = ufunc.__name__
+        self.__doc__ = ufunc.__doc__
+        self._call = staged
+        self._qualified = qualified_name
+        for method in _UFUNC_METHODS:
+            setattr(self, method, _ufunc_method(ufunc, qualified_name, method))
+
+    def __call__(self, *args, **kwargs):
+        return self._call(*args, **kwargs)
+
+    def __getattr__(self, name: str):
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        try:
+            return getattr(self.__psc_mirror_of__, name)
+        except AttributeError:
+            raise _no_attribute(f"'numpy.ufunc' object has no attribute '{name}'",
+                                f"np.{self.__name__} has the attributes of NumPy's ufuncs") \
+                from None
+
+    def __repr__(self) -> str:
+        return f"<PSC mirror of {self.__psc_mirror_of__!r}>"
+
+
 _UFUNC_METHODS = ("reduce", "accumulate", "reduceat", "outer", "at")
-_UFUNC_ATTRIBUTES = ("nin", "nout", "nargs", "ntypes", "types", "identity", "signature")
 
 
-def _mirror_ufunc_attributes(staged, ufunc: np.ufunc, qualified_name: str) -> None:
-    """``np.add.reduce`` & co. through the mirror: NumPy's method for static arguments,
-    the rule registered as ``numpy.add.reduce`` for traced ones (else a PSCError)."""
-    for method in _UFUNC_METHODS:
-        setattr(staged, method, mirror_function(getattr(ufunc, method),
-                                                f"{qualified_name}.{method}"))
-    for attribute in _UFUNC_ATTRIBUTES:
-        setattr(staged, attribute, getattr(ufunc, attribute))
+def _ufunc_method(ufunc: np.ufunc, qualified_name: str, method: str):
+    """``ufunc.method`` through the mirror: NumPy's for static arguments, else the rule
+    registered under ``numpy.<ufunc>.<method>`` (``outer`` from the ufunc's own rule)."""
+    numpy_method = getattr(ufunc, method)
+    name = f"{qualified_name}.{method}"
+
+    def staged(*args, **kwargs):
+        if not has_traced((args, kwargs)):
+            return numpy_method(*args, **kwargs)
+        return apply_ufunc_method(current_builder(), ufunc, method, name, *args, **kwargs)
+    staged.__name__ = method
+    staged.__qualname__ = name
+    staged.__psc_mirror_of__ = numpy_method
+    return staged
+
+
+def apply_ufunc_method(b, ufunc: np.ufunc, method: str, name: str, *args, **kwargs):
+    """``ufunc.method(*args)`` on traced arguments, or a PSCError saying what is offered."""
+    if lookup_rule(name) is not None:
+        return translate_numpy(b, name, *args, **kwargs)
+    if method == "outer" and lookup_rule(ufunc) is not None and len(args) == 2:
+        return ufunc_outer(b, ufunc, *args, **kwargs)
+    offered = sorted(n.removeprefix("numpy.") for n in registered_names()
+                     if n.count(".") == 2 and n.startswith("numpy.") and
+                     n.rsplit(".", 1)[1] in _UFUNC_METHODS)
+    raise b.error(PSCUnsupportedCallError,
+                  f"np.{ufunc.__name__}.{method} is not supported on traced arrays",
+                  f"supported ufunc methods: {', '.join(offered)}, and .outer of every "
+                  "ufunc with a rule (runtime.registered_names() lists them)")
+
+
+def _no_attribute(message: str, hint: str) -> PSCAttributeError:
+    """At the user's line when a computation is being built (else located by the caller)."""
+    error = PSCAttributeError(message, hint=hint)
+    return error.with_location(current_builder().location) if has_builder() else error
 
 
 def _dtype_constructor(scalar_type, qualified_name: str):
@@ -83,7 +147,11 @@ def mirror_module(module, qualified: str):
 
 
 def mirror_attribute(module, module_name: str, name: str):
-    value = getattr(module, name)   # AttributeError for names NumPy does not have
+    try:
+        value = getattr(module, name)
+    except AttributeError:   # an AttributeError still, for hasattr and `from ... import`
+        raise _no_attribute(f"module '{module.__name__}' has no attribute '{name}'",
+                            f"NumPy {np.__version__} has no {module_name}.{name}") from None
     qualified = f"{module_name}.{name}"
     if isinstance(value, type) and issubclass(value, np.generic):
         try:

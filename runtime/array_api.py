@@ -26,7 +26,8 @@ from .context import current_builder, has_builder
 from .errors import PSCTracedValueError, PSCTypeError, PSCUnsupportedCallError
 from .inplace import update
 from .ir import Value
-from .translation import lookup_rule, translate
+from ._mirror import apply_ufunc_method
+from .translation import lookup_rule, translate, translate_numpy
 
 
 class PSCUnsupportedAttributeError(PSCUnsupportedCallError, AttributeError):
@@ -78,6 +79,11 @@ def _needs_contents(what: str, hint: str):
     return method
 
 
+def _error(cls, message: str, hint: str):
+    error = cls(message, hint=hint)
+    return error.with_location(current_builder().location) if has_builder() else error
+
+
 def _unsupported_attribute(value, name: str) -> AttributeError:
     """The error for ``x.name`` on a traced array ``x``, at the user's line."""
     if hasattr(np.ndarray, name):
@@ -99,8 +105,18 @@ def _has_numpy_rule(name: str) -> bool:
 class ArrayMethods:
     """The members `install` puts on `runtime.ir.Value` (a namespace, not a base class)."""
 
-    __array_ufunc__ = None         # NumPy defers: ndarray + Value calls Value.__radd__
     __hash__ = object.__hash__     # values are graph nodes: identity, not contents
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        # A NumPy ufunc reached without the mirror (a global ``OPS = (np.add, np.sin)``
+        # indexed in PSC code, ``ndarray + Value``): its rule, as through the mirror.
+        if kwargs.get("out") is not None:
+            raise _error(PSCTypeError, f"np.{ufunc.__name__}(..., out=...) writes into an "
+                         "array, which PSC functions cannot do", "use the returned value")
+        if method == "__call__":
+            return translate_numpy(current_builder(), ufunc, *inputs, **kwargs)
+        return apply_ufunc_method(current_builder(), ufunc, method,
+                                  f"numpy.{ufunc.__name__}.{method}", *inputs, **kwargs)
 
     def __getattr__(self, name: str):
         # Only reached when ordinary lookup fails.  Private and special names (NumPy's and

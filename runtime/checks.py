@@ -9,7 +9,7 @@ warn and XLA silently goes on:
 kind       fails when                                                           raises
 =========  ===================================================================  ============
 ``index``  a traced index is out of bounds (reads clamp, writes are dropped)    `PSCRuntimeIndexError`
-``div``    an integer ``//``, ``%`` or ``np.fmod`` divides by zero (gives 0)    `PSCZeroDivisionError`
+``div``    an integer ``//``, ``%`` or ``np.fmod`` divides by zero (gives 0)    `PSCRuntimeZeroDivisionError`
 ``nan``    an operation makes a NaN or an infinity from finite inputs           `PSCFloatingPointError`
 =========  ===================================================================  ============
 
@@ -39,11 +39,11 @@ from jax import tree_util
 
 from . import dtypes
 from .errors import (PSCFloatingPointError, PSCRuntimeError, PSCRuntimeIndexError,
-                     PSCValueError, PSCZeroDivisionError, SourceLocation)
+                     PSCValueError, PSCRuntimeZeroDivisionError, SourceLocation)
 from .ir import Value
 
 KINDS = ("index", "nan", "div")
-_ERRORS = {"index": PSCRuntimeIndexError, "div": PSCZeroDivisionError,
+_ERRORS = {"index": PSCRuntimeIndexError, "div": PSCRuntimeZeroDivisionError,
            "nan": PSCFloatingPointError}
 _HINTS = {
     "index": "NumPy raises IndexError here; without checks the compiled program clamps "

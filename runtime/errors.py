@@ -24,12 +24,15 @@ import linecache
 
 @dataclasses.dataclass(frozen=True)
 class SourceLocation:
-    """A position in user source.  ``line`` is 1-based and ``col`` 0-based, as in ``ast``."""
+    """A position in user source.  ``line`` is 1-based and ``col`` 0-based, as in ``ast``;
+    ``end_col`` (exclusive, on the same line) is where the culprit sub-expression ends, when
+    known: the caret then spans it (``^^^^``)."""
 
     file: str
     line: int
     col: int = 0
     source_line: str | None = None
+    end_col: int | None = None
 
     def text(self) -> str | None:
         if self.source_line is not None:
@@ -71,14 +74,21 @@ class PSCError(Exception):
             if text is not None:
                 stripped = text.lstrip()
                 indent = len(text) - len(stripped)
-                caret_col = max(self.location.col - indent, 0)
                 parts.append("    " + stripped)
-                parts.append("    " + " " * caret_col + "^")
+                parts.append("    " + _caret(self.location, indent, len(text)))
         else:
             parts.append(f"{self.kind}: {self.message}")
         if self.hint:
             parts.append(f"hint: {self.hint}")
         return "\n".join(parts)
+
+
+def _caret(location: SourceLocation, indent: int, length: int) -> str:
+    """``^`` under the location's column, spanning to its end column when it has one."""
+    start = max(location.col - indent, 0)
+    end = location.end_col
+    width = 1 if end is None else max(min(end, length) - indent - start, 1)
+    return " " * start + "^" * width
 
 
 class PSCShapeError(PSCError, ValueError):
@@ -175,6 +185,107 @@ class PSCTracedValueError(PSCError, TypeError):
     kind = "traced value error"
 
 
+class PSCKeyError(PSCError, KeyError):
+    """A static mapping read with a key it lacks, while the program was built."""
+
+    kind = "key error"
+
+
+class PSCZeroDivisionError(PSCError, ZeroDivisionError):
+    """A static Python number divided by zero while the program was built (traced
+    divisions follow NumPy: inf, nan, or 0 for integers)."""
+
+    kind = "zero division error"
+
+
+class PSCAttributeError(PSCError, AttributeError):
+    """An attribute a build-time value does not have."""
+
+    kind = "attribute error"
+
+
+# --- Python errors raised while building ------------------------------------------------------
+# Generated code runs the user's lines as Python at build time, so plain Python errors can
+# come out of it (``[1.0, 2.0] ** 2``, ``(1, 2)[3]``, ``{}["k"]``).  `from_python_error`
+# re-raises them as a PSCError at the line, of a class that still derives from the original
+# one (``except IndexError`` keeps working).
+
+_BUILD_ERROR_CLASSES = {TypeError: PSCTypeError, ValueError: PSCValueError,
+                        IndexError: PSCIndexError, OverflowError: PSCOverflowError,
+                        NameError: PSCNameError, KeyError: PSCKeyError,
+                        ZeroDivisionError: PSCZeroDivisionError,
+                        AttributeError: PSCAttributeError}
+_DERIVED_CLASSES: dict[type, type] = {}
+
+_BUILD_HINTS = {
+    LookupError: "static containers (lists, tuples, dicts) are indexed while the program "
+                 "is built, by Python's rules",
+    ZeroDivisionError: "a division of static Python numbers, done while the program is "
+                       "built (traced divisions follow NumPy)",
+    TypeError: "this line ran as Python while the program was built: check the types of "
+               "its operands (a Python list is not an array: use np.asarray)",
+}
+_DEFAULT_BUILD_HINT = "raised by Python running this line while the program was built"
+
+
+def psc_class_for(cls: type) -> type | None:
+    """The PSCError class that stands for built-in (or user) exception class ``cls``: the
+    hierarchy's own where it has one, else a subclass of both (None if Python refuses to
+    derive from ``cls``)."""
+    found = _BUILD_ERROR_CLASSES.get(cls) or _DERIVED_CLASSES.get(cls)
+    if found is not None:
+        return found
+    base = next((_BUILD_ERROR_CLASSES[c] for c in cls.__mro__ if c in _BUILD_ERROR_CLASSES),
+                PSCError)
+    try:
+        found = type(f"PSC{cls.__name__}", (base, cls), {
+            "__module__": __name__, "__reduce__": _reduce_derived,
+            "kind": base.kind if base is not PSCError else _kind_of(cls)})
+    except TypeError:   # e.g. an exception class with an incompatible instance layout
+        return None
+    _DERIVED_CLASSES[cls] = found
+    return found
+
+
+def _kind_of(cls: type) -> str:
+    """``ZeroDivisionError`` -> ``zero division error``."""
+    words = "".join(f" {c.lower()}" if c.isupper() else c for c in cls.__name__).split()
+    return " ".join(words) if words else "error"
+
+
+def _reduce_derived(self):
+    original = next(c for c in type(self).__mro__[1:] if not issubclass(c, PSCError))
+    return (_rebuild_derived, (original, self.message, self.location, self.hint),
+            self.__dict__)
+
+
+def _rebuild_derived(original: type, message, location, hint):
+    return psc_class_for(original)(message, location, hint)
+
+
+def from_python_error(err: Exception, location: SourceLocation | None,
+                      hint: str | None = None) -> Exception:
+    """``err`` (raised while building) as a `PSCError` at ``location`` deriving from its
+    class, for ``raise converted from err``; ``err`` itself when no class can be made."""
+    cls = psc_class_for(type(err))
+    if cls is None:
+        return err
+    if hint is None:
+        hint = next((h for c, h in _BUILD_HINTS.items() if isinstance(err, c)),
+                    _DEFAULT_BUILD_HINT)
+    message = str(err) or type(err).__name__
+    if isinstance(err, KeyError) and len(err.args) == 1:
+        message = f"key {err.args[0]!r} not found"
+    converted = cls(message, location, hint)
+    for name in ("name", "obj"):   # AttributeError's and NameError's, for probing code
+        if getattr(err, name, None) is not None:
+            try:
+                setattr(converted, name, getattr(err, name))
+            except AttributeError:
+                pass
+    return converted
+
+
 class PSCResourceError(PSCError, MemoryError):
     """XLA ran out of memory (or another resource) compiling or running a program."""
 
@@ -190,7 +301,7 @@ class PSCRuntimeError(PSCError, RuntimeError):
     """A run-time check (``jit_ps(..., checks=...)``, `runtime.checks`) failed while the
     compiled program ran: the location is the source expression of the first failing op.
     The subclasses also derive from what NumPy (or NumPy with ``np.seterr(all="raise")``)
-    raises for the same: `PSCRuntimeIndexError`, `PSCZeroDivisionError`,
+    raises for the same: `PSCRuntimeIndexError`, `PSCRuntimeZeroDivisionError`,
     `PSCFloatingPointError`."""
 
     kind = "run-time check failed"
@@ -203,7 +314,7 @@ class PSCRuntimeIndexError(PSCRuntimeError, PSCIndexError):
     kind = "index error (run-time check)"
 
 
-class PSCZeroDivisionError(PSCRuntimeError, ZeroDivisionError):
+class PSCRuntimeZeroDivisionError(PSCRuntimeError, PSCZeroDivisionError):
     """Integer ``//`` or ``%`` by zero (NumPy warns and gives 0; Python raises
     ``ZeroDivisionError``)."""
 

@@ -54,6 +54,7 @@ from .dtypes import SUPPORTED_DTYPES
 from .errors import (PSCError, PSCResourceError, PSCTypeError, PSCValueError,
                      SourceLocation)
 from .interrupt import has_loop, run_interruptibly
+from .tracebacks import hide_internal_frames
 from .ir import Value
 from .signature import Signature, signature_of, static_key
 
@@ -119,6 +120,8 @@ class _Failure(NamedTuple):
         fresh = type(original).__new__(type(original))
         fresh.args = original.args
         fresh.__dict__.update(original.__dict__)
+        if "__notes__" in original.__dict__:   # notes added to the copy stay the copy's
+            fresh.__notes__ = list(original.__notes__)
         raise fresh.with_traceback(original.__traceback__) from original.__cause__
 
 
@@ -188,6 +191,7 @@ class StagedFunction:
         except PSCError as err:
             if err.location is None:   # an error in the call itself: point at the call
                 err.location = caller_location()
+            hide_internal_frames(err)   # the message names the user's line
             raise
         except _jax.JaxRuntimeError as err:   # XLA failed running it, e.g. out of memory
             raise runtime_error(self.name, err).with_location(caller_location()) from None
@@ -475,17 +479,20 @@ def caller_location() -> SourceLocation | None:
     while frame is not None:
         file = frame.f_code.co_filename
         if not file.startswith(_OWN_DIRS):
-            return SourceLocation(file, frame.f_lineno, _column(frame))
+            col, end_col = _columns(frame)
+            return SourceLocation(file, frame.f_lineno, col, None, end_col)
         frame = frame.f_back
     return None
 
 
-def _column(frame) -> int:
+def _columns(frame) -> tuple[int, int | None]:
+    """The column range of the call expression running in ``frame`` (its end only when
+    the expression is on one line)."""
     try:
-        positions = list(frame.f_code.co_positions())[frame.f_lasti // 2]
-    except (AttributeError, IndexError):
-        return 0
-    return positions[2] or 0
+        line, end_line, col, end_col = list(frame.f_code.co_positions())[frame.f_lasti // 2]
+    except (AttributeError, IndexError, ValueError):
+        return 0, None
+    return col or 0, end_col if line == end_line and end_col else None
 
 
 def _drop_first_parameter(build_fn: Callable) -> Callable:

@@ -41,6 +41,7 @@ class Illegal:
     hint: tuple = ()          # substrings of the hint (any one of each inner tuple)
     at_definition: bool = False
     plain_ok: bool = True     # plain Python runs the function without raising
+    span: str | None = None   # the sub-expression the caret spans (else: the statement)
 
     @property
     def id(self):
@@ -77,11 +78,11 @@ CASES = [
     Illegal("carried_string", I.carried_string, (ones(3),), PSCTypeError,
             ("str", "cannot be carried"), ("arrays",)),
     Illegal("list_index", I.traced_list_index, ([1.5, 2.0, 3.0], ones(3)),
-            PSCTracedValueError, ("traced",), ("static",)),
+            PSCTracedValueError, ("traced",), ("static",), span="params[i]"),
     Illegal("list_index_for", I.traced_list_index_for, ([1.0, 2.0], ones(2), 2),
-            PSCTracedValueError, ("traced",), ("static",)),
+            PSCTracedValueError, ("traced",), ("static",), span="params[i]"),
     Illegal("traced_shape", I.traced_shape, (ones(3), 3), PSCTracedValueError,
-            ("shape", "traced"), ("static",)),
+            ("shape", "traced"), ("static",), span="np.zeros(n)"),
     Illegal("traced_step", I.traced_step, (ones(4), 2), PSCTracedValueError,
             ("step", "static"), ("static",)),
     Illegal("ambiguous_if", I.ambiguous_if, (ones(3),), PSCValueError,
@@ -117,17 +118,24 @@ def test_error_class_message_and_line(c: Illegal):
         assert word in err.message, (word, err.message)
     for word in c.hint:
         assert err.hint is not None and word in err.hint, (word, err.hint)
-    # the user's line, in the user's file, at the statement's first column
+    # the user's line, in the user's file, at the culprit sub-expression's columns, or at
+    # the statement's (from its first column; to its end when the error is raised while
+    # it runs, at the column alone when the definition is refused)
     assert err.location is not None, f"{c.case}: no location: {err}"
     assert os.path.abspath(err.location.file) == FIXTURE
     assert err.location.line == line, (err.location.line, line, str(err))
     text = _LINES[line - 1]
     indent = len(text) - len(text.lstrip())
-    assert err.location.col == indent
+    code = text.split("  #")[0]
+    if c.span is not None:
+        start, end = code.index(c.span), code.index(c.span) + len(c.span)
+    else:
+        start, end = indent, None if c.at_definition else len(code.rstrip())
+    assert (err.location.col, err.location.end_col) == (start, end), str(err)
     report = str(err).split("\n")
-    assert report[0].startswith(f"{err.location.file}:{line}:{indent + 1}: {err.kind}: ")
+    assert report[0].startswith(f"{err.location.file}:{line}:{start + 1}: {err.kind}: ")
     assert report[1] == "    " + text.strip()
-    assert report[2] == "    ^"
+    assert report[2] == "    " + " " * (start - indent) + "^" * ((end or start + 1) - start)
     for other in marked("NAMED", c.case):
         assert f"line {other}" in err.message, (other, err.message)
 

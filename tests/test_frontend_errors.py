@@ -62,7 +62,11 @@ def check_report(err: PSCError, path: str, line: int, col: int | None, text: str
     stripped = text.strip()
     assert parts[1] == "    " + stripped
     caret = parts[2]
-    assert caret.strip() == "^"
+    # the caret spans the culprit: from the column to the location's end column
+    end = err.location.end_col
+    width = 1 if end is None else end - err.location.col
+    assert width >= 1 and caret.strip() == "^" * width, (caret, err.location)
+    assert end is None or end <= len(text.rstrip())
     indent = len(text) - len(text.lstrip())
     assert caret.index("^") - 4 == err.location.col - indent
     if col is not None:

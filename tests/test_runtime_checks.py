@@ -20,7 +20,7 @@ import pytest
 import transpiler
 from conftest import assert_same
 from runtime.errors import (PSCError, PSCFloatingPointError, PSCIndexError, PSCRuntimeError,
-                            PSCRuntimeIndexError, PSCZeroDivisionError)
+                            PSCRuntimeIndexError, PSCRuntimeZeroDivisionError)
 from transpiler import config, grad, jit_ps
 
 HERE = os.path.abspath(__file__)
@@ -297,7 +297,7 @@ A, B = np.array([7, -7, 9]), np.array([2, 3, 0])
 def test_integer_division_by_zero(fn, marker):
     numpy_warns(fn, A, B)
     f = jit_ps(fn, checks=("div",))
-    err = raises_at(PSCZeroDivisionError, marker, f, A, B)
+    err = raises_at(PSCRuntimeZeroDivisionError, marker, f, A, B)
     assert isinstance(err, ZeroDivisionError)
     ok = np.array([2, 3, -4])
     assert_same(f(A, ok), fn(A, ok))
@@ -310,7 +310,7 @@ def test_division_by_zero_in_loop():
     f = jit_ps(div_in_loop, checks=True)
     assert_same(f(np.int64(1000), np.int64(10), 3), div_in_loop(np.int64(1000), np.int64(10), 3))
     numpy_warns(div_in_loop, np.int64(1000), np.int64(2), 4)
-    raises_at(PSCZeroDivisionError, "LOOP_DIV", f, np.int64(1000), np.int64(2), 4)
+    raises_at(PSCRuntimeZeroDivisionError, "LOOP_DIV", f, np.int64(1000), np.int64(2), 4)
 
 
 # --- nan --------------------------------------------------------------------------------------
@@ -377,13 +377,13 @@ def test_nan_check_under_grad():
 def test_first_failure_is_reported():
     f = jit_ps(two_failures, checks=True)
     raises_at(PSCRuntimeIndexError, "FIRST", f, X, 9, np.int64(1), np.int64(0))
-    raises_at(PSCZeroDivisionError, "SECOND", f, X, 1, np.int64(1), np.int64(0))
+    raises_at(PSCRuntimeZeroDivisionError, "SECOND", f, X, 1, np.int64(1), np.int64(0))
     assert_same(f(X, 1, np.int64(7), np.int64(2)), two_failures(X, 1, np.int64(7), np.int64(2)))
 
 
 def test_only_selected_checks():
     f = jit_ps(two_failures, checks="div")
-    raises_at(PSCZeroDivisionError, "SECOND", f, X, 9, np.int64(1), np.int64(0))
+    raises_at(PSCRuntimeZeroDivisionError, "SECOND", f, X, 9, np.int64(1), np.int64(0))
     g = jit_ps(two_failures, checks=("index",))
     assert_same(g(X, 1, np.int64(1), np.int64(0))[1], np.int64(0))
 
@@ -425,7 +425,7 @@ def test_global_switch_and_cache_key():
     config.update("debug_nans", True)
     config.update("debug_div", True)
     assert config.read("checks") == ("nan", "div")
-    raises_at(PSCZeroDivisionError, "FLOOR_DIV", jit_ps(floor_div), A, B)
+    raises_at(PSCRuntimeZeroDivisionError, "FLOOR_DIV", jit_ps(floor_div), A, B)
     # a function's own option wins over the process-wide setting
     with np.errstate(divide="ignore"):
         expected = floor_div(A, B)
@@ -461,6 +461,6 @@ def test_checked_errors_pickle():
 
 
 def test_exported_names():
-    for name in ("PSCRuntimeError", "PSCRuntimeIndexError", "PSCZeroDivisionError",
+    for name in ("PSCRuntimeError", "PSCRuntimeIndexError", "PSCRuntimeZeroDivisionError",
                  "PSCFloatingPointError", "config"):
         assert name in transpiler.__all__ and hasattr(transpiler, name)

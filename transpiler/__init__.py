@@ -8,22 +8,23 @@
             inputs = np.tanh(np.dot(inputs, W) + b)
         return inputs
 """
-from runtime import (PSCError, PSCFloatingPointError, PSCIndexError, PSCNameError,
-                     PSCOverflowError, PSCResourceError, PSCRuntimeError, PSCRuntimeIndexError,
+from runtime import (PSCAttributeError, PSCError, PSCFloatingPointError, PSCIndexError,
+                     PSCKeyError, PSCNameError, PSCOverflowError, PSCResourceError,
+                     PSCRuntimeError, PSCRuntimeIndexError, PSCRuntimeZeroDivisionError,
                      PSCShapeError, PSCSyntaxError, PSCTracedValueError, PSCTypeError,
-                     PSCUnsupportedCallError, PSCValueError, PSCZeroDivisionError, cond,
-                     debug_print, fori_loop, grad, hessian, jacfwd, jacrev, jvp,
+                     PSCUnsupportedCallError, PSCValueError, PSCWarning, PSCZeroDivisionError,
+                     cond, debug_print, fori_loop, grad, hessian, jacfwd, jacrev, jvp,
                      register_translation_rule, static_range, switch, value_and_grad, vjp,
                      while_loop)
-from runtime.errors import PSCWarning
 
 from . import config
 from .api import PSCFunction, jit_ps
 from .version import __version__
 
 __all__ = [
-    "PSCError", "PSCFloatingPointError", "PSCFunction", "PSCIndexError", "PSCNameError",
-    "PSCOverflowError", "PSCResourceError", "PSCRuntimeError", "PSCRuntimeIndexError",
+    "PSCAttributeError", "PSCError", "PSCFloatingPointError", "PSCFunction", "PSCIndexError",
+    "PSCKeyError", "PSCNameError", "PSCOverflowError", "PSCResourceError", "PSCRuntimeError",
+    "PSCRuntimeIndexError", "PSCRuntimeZeroDivisionError",
     "PSCShapeError", "PSCSyntaxError", "PSCTracedValueError", "PSCTypeError",
     "PSCUnsupportedCallError", "PSCValueError", "PSCWarning", "PSCZeroDivisionError",
     "__version__", "cond", "config", "debug_print", "fori_loop", "grad", "hessian", "jacfwd",

@@ -20,8 +20,9 @@ import warnings
 import weakref
 
 from runtime import StagedFunction, set_transpile_hook
-from runtime.errors import PSCError, PSCWarning, SourceLocation
-from runtime.sourcemap import location_from_traceback
+from runtime.errors import PSCError, PSCWarning, SourceLocation, from_python_error
+from runtime.sourcemap import is_generated, location_from_traceback
+from runtime.tracebacks import hide_internal_frames, is_internal_file
 from runtime.staged import static_parameters
 
 from emit.fileformat import generated_file_name, is_intact, records_function
@@ -161,6 +162,34 @@ class _Generated:
             if err.location is None:
                 err.location = location_from_traceback(err.__traceback__)
             raise
+        except Exception as err:   # Python's own, running the user's line: name the line
+            converted = python_error_at_line(err)
+            if converted is err:
+                raise
+            raise converted from err
+
+
+def python_error_at_line(err: Exception) -> Exception:
+    """A Python error raised by generated code as a `PSCError` at the user's line (of a
+    class deriving from the original's), chained by the caller; ``err`` itself where no
+    generated line is in its traceback."""
+    location = location_from_traceback(err.__traceback__)
+    if location is None:
+        return err
+    hint = None
+    if _raised_inside_runtime(err.__traceback__):
+        hint = ("raised inside psc-transpiler's runtime: if this line is valid NumPy, this "
+                "is a bug in psc-transpiler, please report it with the function")
+    return from_python_error(err, location, hint)
+
+
+def _raised_inside_runtime(tb) -> bool:
+    """Did the innermost frame belong to this project (not generated code, not the user's
+    or NumPy's)?"""
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    file = tb.tb_frame.f_code.co_filename
+    return is_internal_file(file) and not is_generated(file)
 
 
 class PSCFunction(StagedFunction):
@@ -216,7 +245,11 @@ def jit_ps(fn=None, *, static_argnums=(), static_argnames=(), generated_dir=None
     if getattr(fn, "__psc_primitive__", False):   # e.g. jit_ps(grad(f)): nothing to transpile
         return _staged_primitive(fn, options["static_argnums"], options["static_argnames"],
                                  options["checks"])
-    return PSCFunction(fn, **options)
+    try:
+        return PSCFunction(fn, **options)
+    except PSCError as err:   # unsupported syntax...: the message names the user's line
+        hide_internal_frames(err)
+        raise
 
 
 def _staged_primitive(fn, static_argnums, static_argnames, checks=None) -> StagedFunction:

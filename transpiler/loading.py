@@ -47,7 +47,7 @@ def compile_generated(text: str, source_file: str, label: str,
         line_text = linecache.getline(source_file, source_line)
         col = len(line_text) - len(line_text.lstrip())
         mapping[generated_line] = SourceLocation(source_file, source_line, col)
-    sourcemap.register(filename, mapping)
+    sourcemap.register(filename, mapping, text)
     return code
 
 

@@ -20,6 +20,7 @@ from ..builder import Builder
 from ..errors import (PSCError, PSCOverflowError, PSCShapeError, PSCTracedValueError,
                       PSCTypeError, PSCValueError)
 from ..ir import Value
+from ..translation import translate_numpy
 
 _WEAK_TYPES = {bool: None, int: int, float: float, complex: complex}
 _WEAK_DEFAULTS = {int: dtypes.int64, float: dtypes.float64, complex: np.dtype(np.complex128)}
@@ -44,11 +45,48 @@ def dtype_key(x):
         return x.dtype
     if type(x) in _WEAK_TYPES and _WEAK_TYPES[type(x)] is not None:
         return type(x)
+    if is_traced_sequence(x):
+        return sequence_dtype(x)
     return np.asarray(x).dtype
 
 
+def is_traced_sequence(x) -> bool:
+    """A (nested) list or tuple holding a traced value: an array operand to NumPy."""
+    return isinstance(x, (list, tuple)) and any(
+        isinstance(e, Value) or is_traced_sequence(e) for e in x)
+
+
+def sequence_dtype(x) -> np.dtype:
+    """The dtype ``np.array(x)`` gives a (nested) list holding traced values.  Array
+    coercion treats Python scalars as strong (``np.array([np.int8(1), 2])`` is int64),
+    so a weak traced value counts as the Python number it stands for."""
+    found = []
+
+    def visit(element):
+        if isinstance(element, (list, tuple)) and not isinstance(element, Value):
+            for item in element:
+                visit(item)
+        elif isinstance(element, Value):
+            found.append(_WEAK_DEFAULTS[_PYTHON_TYPE_OF_KIND[element.dtype.kind]]
+                         if element.weak and element.dtype.kind in _PYTHON_TYPE_OF_KIND
+                         else element.dtype)
+        else:
+            found.append(np.asarray(element).dtype)
+    visit(x)
+    return np.result_type(*found) if found else np.dtype(np.float64)
+
+
+_PYTHON_TYPE_OF_KIND = {"i": int, "u": int, "f": float, "c": complex}
+
+
 def shape_of(x) -> tuple:
-    return x.shape if isinstance(x, Value) else np.shape(x)
+    if isinstance(x, Value):
+        return x.shape
+    if is_traced_sequence(x):
+        shapes = {shape_of(e) for e in x}
+        inner = shapes.pop() if len(shapes) == 1 else ()   # ragged: `array` says so
+        return (len(x),) + tuple(inner)
+    return np.shape(x)
 
 
 def resolve_ufunc_dtypes(b: Builder, ufunc: np.ufunc, args) -> tuple[list, list]:
@@ -145,7 +183,8 @@ def array(b: Builder, obj, dtype=None) -> Value:
         if not obj:
             return b.constant(np.array([], dtype=dtype or np.float64))
         elements = [array(b, e) if isinstance(e, (list, tuple)) else e for e in obj]
-        dtype = np.dtype(dtype) if dtype is not None else result_dtype(b, elements)
+        # NumPy's array coercion: Python scalars are strong here, unlike in operators
+        dtype = np.dtype(dtype) if dtype is not None else sequence_dtype(elements)
         values = [lift(b, e, dtype) for e in elements]
         if len({v.shape for v in values}) != 1:
             raise b.error(PSCValueError, "setting an array element with a sequence: the "
@@ -158,7 +197,7 @@ def lift(b: Builder, x, dtype=None) -> Value:
     """``x`` as a Value of ``dtype`` (a constant for static ``x``), cast as NumPy casts."""
     if isinstance(x, Value):
         return cast(b, x, dtype) if dtype is not None else x
-    if isinstance(x, (list, tuple)) and any(isinstance(e, Value) for e in x):
+    if is_traced_sequence(x):
         return array(b, x, dtype)
     try:
         value = np.asarray(x, dtype=dtype) if dtype is not None else x
@@ -282,6 +321,31 @@ def static_shape(b: Builder, shape, what: str = "shape") -> tuple[int, ...]:
     if isinstance(shape, (tuple, list)):
         return tuple(static_int(b, s, what) for s in shape)
     return (static_int(b, shape, what),)
+
+
+def ufunc_outer(b: Builder, ufunc: np.ufunc, x, y, **kwargs) -> Value:
+    """``ufunc.outer(x, y)`` for a binary ufunc with a rule: ``ufunc(x[..., None...], y)``,
+    shape ``x.shape + y.shape``.  NumPy turns both operands into arrays first, so a Python
+    scalar is strong here (``np.add.outer(float32_array, 2.0)`` is float64)."""
+    if ufunc.nin != 2:
+        raise b.error(PSCValueError, "outer product only supported for binary functions")
+    x, y = _strong_operand(b, x), _strong_operand(b, y)
+    x = b.reshape(x, x.shape + (1,) * y.ndim)
+    return translate_numpy(b, ufunc, x, y, **kwargs)
+
+
+def _strong_operand(b: Builder, x) -> Value:
+    """``np.asarray(x)`` of an operand: a weak traced value as the Python number's dtype."""
+    if isinstance(x, Value):
+        if not x.weak:
+            return x
+        kind = _PYTHON_TYPE_OF_KIND.get(x.dtype.kind)
+        strong = b.convert(x, _WEAK_DEFAULTS[kind] if kind is not None else x.dtype)
+        if strong is x:
+            strong = b.broadcast_in_dim(x, x.shape, range(x.ndim))
+        strong.weak = False
+        return strong
+    return lift(b, x if is_traced_sequence(x) else np.asarray(x))
 
 
 def as_values(b: Builder, args: Sequence) -> list[Value]:

@@ -34,7 +34,8 @@ from ..errors import (PSCShapeError, PSCTracedValueError, PSCTypeError,
                       PSCUnsupportedCallError, PSCValueError)
 from ..ir import Value
 from ..translation import has_traced, register_translation_rule
-from ._core import full_like_value, lift, normalize_axis, static_int
+from ._core import (full_like_value, is_traced_sequence, lift, normalize_axis, sequence_dtype,
+                    static_int)
 
 # --- shared helpers -----------------------------------------------------------------------
 
@@ -51,6 +52,8 @@ def _check_kwargs(b: Builder, name: str, kwargs: dict, allowed=()) -> None:
 
 def _strong_dtype(x) -> np.dtype:
     """The dtype ``np.asarray(x)`` has: these functions treat Python scalars as strong."""
+    if is_traced_sequence(x):   # a list holding traced values
+        return sequence_dtype(x)
     return x.dtype if isinstance(x, Value) else np.asarray(x).dtype
 
 
