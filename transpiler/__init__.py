@@ -8,10 +8,10 @@
             inputs = np.tanh(np.dot(inputs, W) + b)
         return inputs
 """
-from runtime import (PSCError, PSCIndexError, PSCNameError, PSCOverflowError,
+from runtime import (PSCError, PSCImpureCallError, PSCIndexError, PSCNameError, PSCOverflowError,
                      PSCResourceError, PSCShapeError, PSCSyntaxError,
                      PSCTracedValueError, PSCTypeError, PSCUnsupportedCallError,
-                     PSCValueError, cond, fori_loop, grad, hessian, jacfwd, jacrev, jvp,
+                     PSCValueError, cond, fori_loop, grad, hessian, jacfwd, jacrev, jvp, pure,
                      register_translation_rule, static_range, switch, value_and_grad, vjp,
                      while_loop)
 
@@ -19,10 +19,10 @@ from .api import PSCFunction, jit_ps
 from .version import __version__
 
 __all__ = [
-    "PSCError", "PSCFunction", "PSCIndexError", "PSCNameError", "PSCOverflowError",
+    "PSCError", "PSCFunction", "PSCImpureCallError", "PSCIndexError", "PSCNameError", "PSCOverflowError",
     "PSCResourceError", "PSCShapeError", "PSCSyntaxError",
     "PSCTracedValueError", "PSCTypeError", "PSCUnsupportedCallError", "PSCValueError",
     "__version__", "cond", "fori_loop", "jit_ps", "register_translation_rule",
     "static_range", "switch", "while_loop", "grad", "hessian", "jacfwd", "jacrev", "jvp",
-    "value_and_grad", "vjp",
+    "pure", "value_and_grad", "vjp",
 ]
