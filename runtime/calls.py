@@ -17,6 +17,7 @@ from .purity import impurity, is_known_pure
 from .translation import has_traced, is_numpy_function, lookup_rule, translate, translate_numpy
 
 _transpile_hook = None        # set by the transpiler: python function -> build function
+_purity_hook = None           # set by the transpiler: raises if a helper's body is impure
 GENERATED_PREFIX = "<psc-generated"   # file name prefix of code compiled from generated text
 _active = threading.local()   # functions being inlined now (recursion check)
 
@@ -25,6 +26,13 @@ def set_transpile_hook(hook) -> None:
     """Install the function that turns a Python function into its build function."""
     global _transpile_hook
     _transpile_hook = hook
+
+
+def set_purity_hook(hook) -> None:
+    """Install the check a Python helper called with static arguments gets before it runs
+    as plain Python (its body must not be impure either: it runs once, while building)."""
+    global _purity_hook
+    _purity_hook = hook
 
 
 def transpiled(fn):
@@ -106,6 +114,8 @@ def _opaque(fn):
 def _inlined(fn, build, plain):
     def call(*args, **kwargs):
         if plain is not None and not has_traced((args, kwargs)):
+            if _purity_hook is not None:
+                _purity_hook(plain)
             return plain(*args, **kwargs)
         active = _active.__dict__.setdefault("functions", [])
         if fn in active:

@@ -43,14 +43,14 @@ def _line_of(fn, text: str) -> int:
     return start + next(k for k, line in enumerate(lines) if text in line)
 
 
-def refused(fn, cls, marker: str, words: str, hint: str | None, *args, static=()):
-    """jit_ps(fn) (or its first call) raises ``cls`` at the line holding ``marker``, with
-    ``words`` in the message and ``hint`` in the hint."""
+def refused(fn, cls, marker: str, words: str, hint: str | None, *args, static=(), at=None):
+    """jit_ps(fn) (or its first call) raises ``cls`` at the line holding ``marker`` (in
+    ``at``, default ``fn``), with ``words`` in the message and ``hint`` in the hint."""
     with pytest.raises(cls) as info:
         jit_ps(fn, static_argnames=static)(*args)
     err = info.value
     assert isinstance(err, PSCError)
-    assert f"{__file__}:{_line_of(fn, marker)}:" in str(err), str(err)
+    assert f"{__file__}:{_line_of(at or fn, marker)}:" in str(err), str(err)
     assert words in err.message, err.message
     if hint is not None:
         assert err.hint and hint in err.hint, err.hint
@@ -580,3 +580,54 @@ def test_cli_refuses_impure_calls_statically(tmp_path, capsys, call):
     line = 9 + next(k for k, text in enumerate(body.splitlines()) if call in text)
     assert f"{source}:{line}:" in captured.err + captured.out, captured
     assert call in captured.err + captured.out
+
+
+# --- Python helpers called with static arguments run as Python: checked all the same -------
+
+def draw_noise(shape):
+    return np.random.normal(size=shape)
+
+
+def noise_through_static_helper(x):
+    return x + draw_noise(x.shape)
+
+
+def count_call(n):
+    COUNTER.append(n)
+    return n
+
+
+def indirect(n):
+    return count_call(n) * 2
+
+
+def mutation_through_nested_helpers(x):
+    return x * indirect(len(x))
+
+
+def static_helper(n):
+    try:                         # any syntax: the helper runs as Python
+        table = {k: k * k for k in range(n)}
+    except KeyError:
+        table = {}
+    table.update({n: 0})
+    return float(sum(table.values()))
+
+
+def pure_static_helper(x):
+    return x * static_helper(x.shape[0])
+
+
+def test_impure_helper_called_with_static_arguments_is_refused():
+    refused(noise_through_static_helper, PSCImpureCallError, "np.random.normal",
+            "np.random.normal draws random numbers", "argument", f64(1.0, 2.0),
+            at=draw_noise)
+    before = list(COUNTER)
+    refused(mutation_through_nested_helpers, PSCSyntaxError, "COUNTER.append", "COUNTER",
+            "copy it", f64(1.0, 2.0), at=count_call)
+    assert COUNTER == before
+
+
+def test_pure_helper_called_with_static_arguments_runs_as_python():
+    x = f64(1.0, 2.0, 3.0)
+    assert_same(jit_ps(pure_static_helper)(x), pure_static_helper(x))

@@ -5,15 +5,21 @@ Each message names the construct and each hint says what to write instead.
 """
 from __future__ import annotations
 
+import os
+import sysconfig
+import types
+import weakref
+
 import gast
 
 from runtime.errors import PSCImpureCallError, PSCNameError, PSCSyntaxError
 from runtime.public_names import DECORATOR
 from runtime.purity import MUTATING_METHODS, impure_qualname
 
-from .analysis.activity import scope_of
+from .analysis.activity import analyze_scopes, scope_of
 from .analysis.binding_time import is_inplace_method_call
-from .analysis.resolve import Kind, resolution_of
+from .analysis.resolve import Kind, RuntimeResolver, annotate_names, resolution_of
+from .source import function_source
 
 _UNSUPPORTED = {
     gast.Yield: ("generators are not PSC functions", "return an array instead of yielding"),
@@ -92,6 +98,10 @@ class _SubsetChecker(gast.NodeVisitor):
                 f"{why}: PSC functions run once, while their program is built, so the "
                 "call would not happen again on later calls", self.source.location(node),
                 hint)
+        self._check_subset_call(node, resolved)
+        self.generic_visit(node)
+
+    def _check_subset_call(self, node, resolved) -> None:
         if resolved is not None and resolved.qualname in _SIDE_EFFECTS:
             self.fail(node, _SIDE_EFFECTS[resolved.qualname],
                       "return the value from the jit_ps function and use it outside")
@@ -99,7 +109,6 @@ class _SubsetChecker(gast.NodeVisitor):
                 resolved.qualname.endswith("." + DECORATOR):
             self.fail(node, "jit_ps cannot be applied inside a PSC function",
                       "decorate the helper at module level; calls to it are inlined")
-        self.generic_visit(node)
 
     def visit_Assign(self, node):
         self.visit(node.value)
@@ -332,7 +341,7 @@ class _SubsetChecker(gast.NodeVisitor):
         if node is not self.function:
             for decorator in node.decorator_list:
                 self.visit(decorator)
-            _SubsetChecker(self.source, node, self.static, nested=True).visit_body(node)
+            type(self)(self.source, node, self.static, nested=True).visit_body(node)
             return
         self.visit_body(node)
 
@@ -375,3 +384,126 @@ def _bound_only_by_augmented_assignment(function, scope) -> set[str]:
 def check_subset(source, function: gast.FunctionDef, static_argnames=()) -> None:
     """Raise a `PSCSyntaxError` at the first construct outside the PSC subset."""
     _SubsetChecker(source, function, static_argnames).visit(function)
+
+
+# --- helpers called with static arguments ----------------------------------------------------
+#
+# A plain Python helper that a PSC function calls with static arguments only is simply
+# called (`runtime.calls.transpiled`): it is build-time Python.  Its body is checked for
+# purity all the same (impure calls, mutation of globals), and so are the Python helpers it
+# calls in turn: ``noise(x.shape)`` calling ``np.random.normal`` would otherwise be frozen
+# into the program like a direct call.  Library code (the standard library, installed
+# packages) is trusted: caches and warnings there are not the user's side effects.
+
+class _PurityChecker(_SubsetChecker):
+    """Only the purity rules of `_SubsetChecker`: the helper runs as Python, so any syntax
+    is fine, and what it does to its own arguments is its caller's business."""
+
+    def generic_visit(self, node):
+        gast.NodeVisitor.generic_visit(self, node)
+
+    def visit_Import(self, node):
+        pass
+
+    visit_ImportFrom = visit_Import
+
+    def _check_subset_call(self, node, resolved) -> None:
+        pass
+
+    def _check_target(self, target, assignment: str = "="):
+        if isinstance(target, gast.Subscript):
+            super()._check_target(target, assignment)
+
+    def _argument_aliases(self) -> set[str]:
+        return set()
+
+    def _check_modified(self, name: str, node, what: str) -> None:
+        if name in self.outside or not self.scope.is_local(name):
+            super()._check_modified(name, node, what)
+
+    def _check_inplace_method(self, node) -> None:
+        pass   # `_check_mutating_method` covers sort/fill on what the helper does not own
+
+
+_checked_helpers: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_TRUSTED_PATHS = tuple(os.path.realpath(sysconfig.get_paths()[key]) + os.sep
+                       for key in ("stdlib", "purelib", "platlib"))
+_PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.realpath(__file__))) + os.sep
+_PROJECT_PACKAGES = tuple(_PROJECT_ROOT + package + os.sep
+                          for package in ("runtime", "transpiler", "emit"))
+
+
+def check_helper_purity(fn) -> None:
+    """Raise a `PSCError` at the first impure call or global mutation in the Python
+    function ``fn`` or a Python helper it calls (once per function object)."""
+    pending = [fn]
+    while pending:
+        current = pending.pop()
+        if not _needs_check(current):
+            continue
+        _checked_helpers[current] = True   # before checking: recursion ends here
+        parsed = _parsed(current)
+        if parsed is None:
+            continue
+        source, tree = parsed
+        try:
+            _PurityChecker(source, tree).visit(tree)
+        except Exception:
+            del _checked_helpers[current]   # a later call reports it again
+            raise
+        pending.extend(_python_callees(current, tree))
+
+
+def _needs_check(fn) -> bool:
+    if not isinstance(fn, types.FunctionType) or getattr(fn, "__psc_pure__", False):
+        return False
+    if fn in _checked_helpers:
+        return False
+    filename = fn.__code__.co_filename
+    return not filename.startswith("<") and \
+        not os.path.realpath(filename).startswith(_TRUSTED_PATHS + _PROJECT_PACKAGES)
+
+
+def _parsed(fn):
+    try:
+        source = function_source(fn)
+        tree = source.parse()
+    except (PSCSyntaxError, OSError, TypeError, SyntaxError):
+        return None   # no source to read: nothing to check
+    if not isinstance(tree, gast.FunctionDef):
+        return None
+    analyze_scopes(tree)
+    annotate_names(tree, RuntimeResolver(fn.__globals__, _closure_of(fn)))
+    return source, tree
+
+
+def _closure_of(fn) -> dict:
+    values = {}
+    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+        try:
+            values[name] = cell.cell_contents
+        except ValueError:
+            pass
+    return values
+
+
+def _python_callees(fn, tree) -> list:
+    """The Python functions ``tree`` (``fn``'s source) calls by a global or closure name
+    (``helper(...)``, ``module.helper(...)``)."""
+    closure = _closure_of(fn)
+    found = []
+    for node in gast.walk(tree):
+        if not isinstance(node, gast.Call) or resolution_of(node.func) is None:
+            continue
+        path, func = [], node.func
+        while isinstance(func, gast.Attribute):
+            path.append(func.attr)
+            func = func.value
+        if not isinstance(func, gast.Name):
+            continue
+        value = closure.get(func.id, fn.__globals__.get(func.id))
+        for attr in reversed(path):
+            value = getattr(value, attr, None)
+        if isinstance(value, types.FunctionType):
+            found.append(value)
+    return found
