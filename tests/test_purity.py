@@ -631,3 +631,13 @@ def test_impure_helper_called_with_static_arguments_is_refused():
 def test_pure_helper_called_with_static_arguments_runs_as_python():
     x = f64(1.0, 2.0, 3.0)
     assert_same(jit_ps(pure_static_helper)(x), pure_static_helper(x))
+
+
+def numpy_random_through_a_local_module(x):
+    r = np.random
+    return x + r.normal(size=x.shape)
+
+
+def test_numpy_random_reached_through_a_local_is_refused_while_building():
+    refused(numpy_random_through_a_local_module, PSCImpureCallError, "r.normal",
+            "np.random.normal draws random numbers", "argument", f64(1.0, 2.0))
