@@ -11,13 +11,15 @@ from .cache import CacheInfo, LRUCache
 from .client import Executable, XLACompileError, XLARuntimeError, compile, get_client
 from .control_flow import (UNDEFINED, and_, for_stmt, if_stmt, ifexp, not_, or_, range_,
                            while_stmt)
-from .errors import (PSCError, PSCImpureCallError, PSCIndexError, PSCNameError, PSCOverflowError, PSCResourceError,
+from .errors import (PSCError, PSCIndexError, PSCNameError, PSCOverflowError, PSCResourceError,
                      PSCShapeError, PSCSyntaxError,
                      PSCTracedValueError, PSCTypeError, PSCUnsupportedCallError,
                      PSCValueError, SourceLocation)
 from .inplace import augassign, inplace_fill, inplace_sort
 from .ir import Computation, Value
-from .calls import checked, getitem, set_transpile_hook, setitem, transpiled
+from .calls import getitem, set_transpile_hook, setitem, transpiled
+from .calls import checked
+from .errors import PSCImpureCallError
 from .purity import pure
 from .lax import cond, fori_loop, static_range, switch, while_loop
 from .signature import LeafSpec, Signature, signature_of
@@ -27,13 +29,14 @@ from .translation import (lookup_rule, qualified_name, register_translation_rule
 
 __all__ = [
     "Builder", "CacheInfo", "Computation", "Executable", "LRUCache", "LeafSpec",
-    "PSCError", "PSCImpureCallError", "PSCNameError", "PSCShapeError", "PSCSyntaxError", "PSCTracedValueError",
+    "PSCError", "PSCNameError", "PSCShapeError", "PSCSyntaxError", "PSCTracedValueError",
     "PSCTypeError", "PSCUnsupportedCallError", "PSCValueError", "Signature",
     "SourceLocation", "StagedFunction", "Value", "XLACompileError", "compile", "get_client",
     "lookup_rule", "qualified_name", "reference", "register_translation_rule", "registered_names",
     "signature_of", "staged", "translate", "cond", "fori_loop", "set_transpile_hook",
-    "checked", "getitem", "setitem", "static_range", "switch", "transpiled", "while_loop", "UNDEFINED", "and_",
+    "getitem", "setitem", "static_range", "switch", "transpiled", "while_loop", "UNDEFINED", "and_",
     "for_stmt", "if_stmt", "ifexp", "not_", "or_", "range_", "while_stmt", "grad",
     "hessian", "jacfwd", "jacrev", "jvp", "value_and_grad", "vjp", "augassign",
-    "inplace_fill", "inplace_sort", "pure", "PSCIndexError", "PSCOverflowError", "PSCResourceError", "XLARuntimeError",
+    "inplace_fill", "inplace_sort", "PSCIndexError", "PSCOverflowError", "PSCResourceError", "XLARuntimeError",
 ]
+__all__ += ["PSCImpureCallError", "checked", "pure"]   # issue 11: purity

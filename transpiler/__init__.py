@@ -8,18 +8,27 @@
             inputs = np.tanh(np.dot(inputs, W) + b)
         return inputs
 """
-from runtime import (PSCError, PSCImpureCallError, PSCIndexError, PSCNameError, PSCOverflowError,
-                     PSCResourceError, PSCShapeError, PSCSyntaxError,
+from runtime import (PSCError, PSCImpureCallError, PSCIndexError, PSCNameError,
+                     PSCOverflowError, PSCResourceError, PSCShapeError, PSCSyntaxError,
                      PSCTracedValueError, PSCTypeError, PSCUnsupportedCallError,
                      PSCValueError, cond, fori_loop, grad, hessian, jacfwd, jacrev, jvp, pure,
                      register_translation_rule, static_range, switch, value_and_grad, vjp,
                      while_loop)
 
+from runtime.calls import set_purity_hook as _set_purity_hook
+
 from .api import PSCFunction, jit_ps
+from .checks import check_helper_purity as _check_helper_purity
 from .version import __version__
 
+# Python helpers that PSC code calls with static arguments run as plain Python; their bodies
+# are checked for purity first (installed here, as `api` installs the transpile hook, so
+# that `runtime` never imports `transpiler`).
+_set_purity_hook(_check_helper_purity)
+
 __all__ = [
-    "PSCError", "PSCFunction", "PSCImpureCallError", "PSCIndexError", "PSCNameError", "PSCOverflowError",
+    "PSCError", "PSCFunction", "PSCImpureCallError", "PSCIndexError", "PSCNameError",
+    "PSCOverflowError",
     "PSCResourceError", "PSCShapeError", "PSCSyntaxError",
     "PSCTracedValueError", "PSCTypeError", "PSCUnsupportedCallError", "PSCValueError",
     "__version__", "cond", "fori_loop", "jit_ps", "register_translation_rule",

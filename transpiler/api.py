@@ -18,14 +18,12 @@ import stat
 import weakref
 
 from runtime import StagedFunction, set_transpile_hook
-from runtime.calls import set_purity_hook
 from runtime.errors import PSCError, SourceLocation
 from runtime.sourcemap import location_from_traceback
 from runtime.staged import static_parameters
 
 from emit.fileformat import generated_file_name, records_function
 
-from .checks import check_helper_purity
 from .loading import compile_generated, module_imports_of, names_read_by, namespace_for
 from .pipeline import generated_module, run_nested, runtime_resolver, transpile_function
 from .source import function_source
@@ -230,4 +228,3 @@ def _helper_build(fn):
 
 
 set_transpile_hook(_helper_build)
-set_purity_hook(check_helper_purity)   # helpers called with static arguments only
