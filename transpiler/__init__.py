@@ -8,30 +8,31 @@
             inputs = np.tanh(np.dot(inputs, W) + b)
         return inputs
 """
-from runtime import (PSCError, PSCImpureCallError, PSCIndexError, PSCNameError,
-                     PSCOverflowError, PSCResourceError, PSCShapeError, PSCSyntaxError,
+from runtime import (PSCError, PSCIndexError, PSCNameError, PSCOverflowError,
+                     PSCResourceError, PSCShapeError, PSCSyntaxError,
                      PSCTracedValueError, PSCTypeError, PSCUnsupportedCallError,
-                     PSCValueError, cond, fori_loop, grad, hessian, jacfwd, jacrev, jvp, pure,
+                     PSCValueError, cond, fori_loop, grad, hessian, jacfwd, jacrev, jvp,
                      register_translation_rule, static_range, switch, value_and_grad, vjp,
                      while_loop)
 
-from runtime.calls import set_purity_hook as _set_purity_hook
-
 from .api import PSCFunction, jit_ps
-from .checks import check_helper_purity as _check_helper_purity
 from .version import __version__
 
-# Python helpers that PSC code calls with static arguments run as plain Python; their bodies
-# are checked for purity first (installed here, as `api` installs the transpile hook, so
-# that `runtime` never imports `transpiler`).
+# issue 11, purity: `pure` marks a callable PSC code may call while building; Python helpers
+# that PSC code calls with static arguments run as plain Python, their bodies checked for
+# purity first (the hook is installed here, as `api` installs the transpile hook, so that
+# `runtime` never imports `transpiler`).
+from runtime import PSCImpureCallError, pure
+from runtime.calls import set_purity_hook as _set_purity_hook
+from .checks import check_helper_purity as _check_helper_purity
 _set_purity_hook(_check_helper_purity)
 
 __all__ = [
-    "PSCError", "PSCFunction", "PSCImpureCallError", "PSCIndexError", "PSCNameError",
-    "PSCOverflowError",
+    "PSCError", "PSCFunction", "PSCIndexError", "PSCNameError", "PSCOverflowError",
     "PSCResourceError", "PSCShapeError", "PSCSyntaxError",
     "PSCTracedValueError", "PSCTypeError", "PSCUnsupportedCallError", "PSCValueError",
     "__version__", "cond", "fori_loop", "jit_ps", "register_translation_rule",
     "static_range", "switch", "while_loop", "grad", "hessian", "jacfwd", "jacrev", "jvp",
-    "pure", "value_and_grad", "vjp",
+    "value_and_grad", "vjp",
 ]
+__all__ += ["PSCImpureCallError", "pure"]
