@@ -11,7 +11,7 @@ from typing import Protocol
 
 import gast
 
-from .fileformat import add_line_comment, header, statement_blocks
+from .fileformat import add_line_comment, header, seal, statement_blocks
 from .imports import module_imports
 from .templates import RUNTIME_IMPORT, statements
 
@@ -66,4 +66,4 @@ def emit_module(source_display: str, functions: list, module_ast=None, *, versio
     parts.append(gast.unparse(gast.Module(imports, [])).strip("\n") + "\n")
     for function in functions:
         parts.append("\n\n" + function_text(function))
-    return "".join(parts)
+    return seal("".join(parts))

@@ -9,9 +9,11 @@ from .autodiff.api import grad, hessian, jacfwd, jacrev, jvp, value_and_grad, vj
 from .builder import Builder
 from .cache import CacheInfo, LRUCache
 from .client import Executable, XLACompileError, XLARuntimeError, compile, get_client
+from .debugging import debug_print
 from .control_flow import (UNDEFINED, and_, for_stmt, if_stmt, ifexp, not_, or_, range_,
                            while_stmt)
-from .errors import (PSCError, PSCIndexError, PSCNameError, PSCOverflowError, PSCResourceError,
+from .errors import (PSCError, PSCFloatingPointError, PSCRuntimeError, PSCRuntimeIndexError,
+                     PSCZeroDivisionError, PSCIndexError, PSCNameError, PSCOverflowError, PSCResourceError,
                      PSCShapeError, PSCSyntaxError,
                      PSCTracedValueError, PSCTypeError, PSCUnsupportedCallError,
                      PSCValueError, SourceLocation)
@@ -38,5 +40,6 @@ __all__ = [
     "for_stmt", "if_stmt", "ifexp", "not_", "or_", "range_", "while_stmt", "grad",
     "hessian", "jacfwd", "jacrev", "jvp", "value_and_grad", "vjp", "augassign",
     "inplace_fill", "inplace_sort", "PSCIndexError", "PSCOverflowError", "PSCResourceError", "XLARuntimeError",
+    "debug_print", "PSCRuntimeError", "PSCRuntimeIndexError", "PSCZeroDivisionError", "PSCFloatingPointError",
 ]
 __all__ += ["PSCImpureCallError", "checked", "pure"]   # issue 11: purity

@@ -140,6 +140,21 @@ class Builder:
         child._params = {}
         return child
 
+    @classmethod
+    def resume(cls, region: Region) -> "Builder":
+        """A builder appending to ``region`` of a finished computation, for passes over it
+        (`runtime.check_threading`).  Its ops get their location from the stack, as usual
+        (or from `at`)."""
+        builder = cls.__new__(cls)
+        builder.name = region.name
+        builder._region = region
+        root = region
+        while root.parent is not None:
+            root = root.parent
+        builder._shared = _SharedState(root)
+        builder._params = {}
+        return builder
+
     def add_parameter(self, shape, dtype, weak: bool = False) -> Value:
         """A new parameter of this child builder's region, after the ones it has.  (The
         top-level computation's parameters are numbered: see `parameter`.)"""

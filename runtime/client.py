@@ -17,7 +17,8 @@ from jax.sharding import SingleDeviceSharding
 from jaxlib import _jax
 
 from . import lowering
-from .errors import PSCError, PSCResourceError, PSCShapeError, PSCTypeError
+from .errors import (PSCError, PSCResourceError, PSCShapeError, PSCTypeError,
+                     PSCUnsupportedCallError)
 from .ir import Computation
 
 
@@ -143,14 +144,53 @@ class Executable:
         return f"Executable({self.computation!r} on {self.device})"
 
 
+def _compile_with_callbacks(client, device, text: str, computation: Computation):
+    """A program with host callbacks (`runtime.primitives.callbacks`): jaxlib takes the
+    Python functions only with a parsed MLIR module (jaxlib's own MLIR bindings: a parser,
+    no tracing), and keeps them registered with the executable."""
+    if client.platform != "cpu":
+        raise PSCUnsupportedCallError(
+            f"{computation.name}: debug_print runs on the CPU backend only (this program is "
+            f"compiled for {client.platform})", hint="run on CPU to print from compiled code")
+    from jaxlib.mlir import ir   # loaded only by programs that print  # noqa: PLC0415
+    with _mlir_context():
+        try:
+            module = ir.Module.parse(text)
+        except ir.MLIRError as err:
+            raise XLACompileError(f"the program built for {computation.name} does not "
+                                  f"parse: {err}", hint="this is a bug in psc-transpiler; "
+                                  "please report it") from None
+        return client.compile_and_load(module, _jax.DeviceList((device,)),
+                                       _jax.CompileOptions(),
+                                       host_callbacks=list(computation.host_callbacks))
+
+
+@functools.lru_cache(maxsize=1)
+def _mlir_context():
+    from jaxlib.mlir import ir   # noqa: PLC0415
+    from jaxlib.mlir._mlir_libs import _jax_mlir_ext   # noqa: PLC0415
+    from jaxlib.mlir.dialects import chlo, stablehlo   # noqa: PLC0415
+    registry = ir.DialectRegistry()
+    _jax_mlir_ext.register_dialects(registry)
+    context = ir.Context()
+    context.append_dialect_registry(registry)
+    context.load_all_available_dialects()
+    stablehlo.register_dialect(context)
+    chlo.register_dialect(context)
+    return context
+
+
 def compile(computation: Computation, platform: str | None = None) -> Executable:
     """Compile ``computation`` for the first device of ``platform``."""
     client = get_client(platform)
     device = client.devices()[0]
     text = lowering.lower_to_stablehlo(computation)
     try:
-        loaded = client.compile_and_load(text, _jax.DeviceList((device,)),
-                                         _jax.CompileOptions())
+        if computation.host_callbacks:
+            loaded = _compile_with_callbacks(client, device, text, computation)
+        else:
+            loaded = client.compile_and_load(text, _jax.DeviceList((device,)),
+                                             _jax.CompileOptions())
     except _jax.JaxRuntimeError as err:
         if _out_of_memory(err):
             raise PSCResourceError(f"{computation.name}: XLA ran out of memory compiling "

@@ -251,7 +251,8 @@ def if_stmt(test, true_fn, false_fn, state, names, inputs=()):
     avals = [None if kept is not UNDEFINED else _unify(label, _aval(t), _aval(f), where)
              for label, t, f, kept in zip(labels, *results, static)]
     finished = []
-    if any(a is not None for a in avals):   # else nothing traced is carried
+    # nothing traced carried: no `case`, unless a branch checks or prints (runtime.checks)
+    if any(a is not None for a in avals) or any(_has_effects(sub.region) for sub, _ in built):
         for (sub, _), out_leaves in zip(built, results):
             with building(sub):
                 finished.append((sub, [_carried(sub, v, a)
@@ -259,6 +260,14 @@ def if_stmt(test, true_fn, false_fn, state, names, inputs=()):
     chosen = iter(b.conditional_from_branches(pred, finished) if finished else ())
     merged = [next(chosen) if a is not None else kept for a, kept in zip(avals, static)]
     return tree_util.tree_unflatten(treedef, merged)
+
+
+_EFFECTS = ("check", "debug_callback")   # ops kept for what they do, not what they give
+
+
+def _has_effects(region) -> bool:
+    return any(op.name in _EFFECTS or any(_has_effects(r) for r in op.regions)
+               for op in region.operations)
 
 
 def _same_static_bool(true_value, false_value) -> bool:

@@ -187,3 +187,39 @@ class PSCResourceError(PSCError, MemoryError):
     """XLA ran out of memory (or another resource) compiling or running a program."""
 
     kind = "out of memory"
+
+
+class PSCWarning(UserWarning):
+    """Something the transpiler worked around but the user should know of (a generated
+    module on disk that was edited, and so is ignored)."""
+
+
+class PSCRuntimeError(PSCError, RuntimeError):
+    """A run-time check (``jit_ps(..., checks=...)``, `runtime.checks`) failed while the
+    compiled program ran: the location is the source expression of the first failing op.
+    The subclasses also derive from what NumPy (or NumPy with ``np.seterr(all="raise")``)
+    raises for the same: `PSCRuntimeIndexError`, `PSCZeroDivisionError`,
+    `PSCFloatingPointError`."""
+
+    kind = "run-time check failed"
+
+
+class PSCRuntimeIndexError(PSCRuntimeError, PSCIndexError):
+    """A traced index out of bounds (NumPy raises ``IndexError``; without checks, reads
+    clamp and writes are dropped)."""
+
+    kind = "index error (run-time check)"
+
+
+class PSCZeroDivisionError(PSCRuntimeError, ZeroDivisionError):
+    """Integer ``//`` or ``%`` by zero (NumPy warns and gives 0; Python raises
+    ``ZeroDivisionError``)."""
+
+    kind = "division by zero (run-time check)"
+
+
+class PSCFloatingPointError(PSCRuntimeError, FloatingPointError):
+    """A NaN or infinity produced from finite inputs (``jax_debug_nans`` raises
+    ``FloatingPointError``, as does NumPy under ``np.seterr(invalid="raise")``)."""
+
+    kind = "floating-point error (run-time check)"

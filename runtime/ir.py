@@ -157,6 +157,8 @@ class Computation:
         self.name = name
         self.region = region
         self.constants = tuple(constants)
+        # the Python functions of its ``debug_callback`` ops, by index (set by lowering)
+        self.host_callbacks: tuple = ()
 
     @property
     def params(self) -> list[Value]:

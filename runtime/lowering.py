@@ -75,6 +75,7 @@ class Printer:
     def __init__(self):
         self.lines: list[str] = []
         self.names: dict[Value, str] = {}
+        self.host_callbacks: list = []   # Python functions of host callbacks, by index
         self._counter = 0
         self.indent = 4
 
@@ -181,6 +182,7 @@ def lower_to_stablehlo(computation: Computation) -> str:
         lower_operation(printer, op)
     outs = ", ".join(printer.name(v) for v in region.outputs)
     out_types = ", ".join(value_type(v) for v in region.outputs)
+    computation.host_callbacks = tuple(printer.host_callbacks)
     name = "".join(c if c.isalnum() or c == "_" else "_" for c in computation.name)
     return "\n".join([
         f"module @{name or 'main'} attributes {{mhlo.num_partitions = 1 : i32, "

@@ -19,8 +19,11 @@ CONTROL_FLOW = frozenset({"while_loop", "cond", "fori_loop", "switch", STATIC_RA
 TRANSFORMS = frozenset({"grad", "value_and_grad", "jvp", "vjp", "jacfwd", "jacrev",
                         "hessian"})
 
+# `runtime.debugging`: printing from compiled code.
+CALLBACKS = frozenset({"debug_print"})
+
 # Every name above: called from PSC code as it is, never transpiled (`__psc_primitive__`).
-PRIMITIVES = frozenset({DECORATOR}) | CONTROL_FLOW | TRANSFORMS
+PRIMITIVES = frozenset({DECORATOR}) | CONTROL_FLOW | TRANSFORMS | CALLBACKS
 
 # The packages a PSC program imports them from: a qualified name rooted in one of these and
 # ending in a name of `PRIMITIVES` denotes that primitive.

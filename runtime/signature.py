@@ -68,6 +68,7 @@ class Signature:
     treedef: Any                       # PyTreeDef of the traced arguments
     leaves: tuple[LeafSpec, ...]
     static: tuple[StaticArg, ...] = ()
+    checks: frozenset = frozenset()    # the run-time checks compiled in (runtime.checks)
 
     def static_values(self) -> dict:
         return {arg.name: arg.value for arg in self.static}

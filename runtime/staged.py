@@ -29,6 +29,7 @@ travel to it wrapped in `_TypedStatic`, equal only when `static_key` is.
 """
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import os
 import sys
@@ -42,6 +43,11 @@ from jaxlib import _jax
 
 from .builder import Builder
 from .cache import CacheInfo, LRUCache
+from .check_threading import thread_checks
+from .checks import SETTINGS as _CHECK_SETTINGS
+from .checks import enabled as _checks_enabled
+from .checks import normalize as _normalize_checks
+from .checks import raise_first_failure
 from .client import Executable, compile, device_put, get_client, runtime_error
 from .context import building
 from .dtypes import SUPPORTED_DTYPES
@@ -95,6 +101,9 @@ class _Compiled(NamedTuple):
     const_buffers: list   # the executable's large constants, its leading parameters
     has_loop: bool        # calls wait for it interruptibly (see runtime.interrupt)
     checked_run: bool     # needs CHECKED_RUN_BYTES or more: run and wait on the Python path
+    # run-time checks and prints (runtime.check_threading): None, or the site table of the
+    # failure code that is then the last output
+    check_sites: tuple | None = None
 
 
 class _Failure(NamedTuple):
@@ -145,7 +154,8 @@ class StagedFunction:
 
     def __init__(self, build_fn: Callable, interface: Callable | None = None, *,
                  name: str | None = None, static_argnums=(), static_argnames=(),
-                 platform: str | None = None, maxsize: int = 256, fast_path: bool = True):
+                 platform: str | None = None, maxsize: int = 256, fast_path: bool = True,
+                 checks=None):
         self.build_fn = build_fn
         self.interface = interface or _drop_first_parameter(build_fn)
         self.name = name or getattr(self.interface, "__name__", "staged")
@@ -155,6 +165,9 @@ class StagedFunction:
         self.platform = platform
         self._cache = LRUCache(maxsize)
         self._fast_path = fast_path
+        # run-time checks (runtime.checks): a frozenset of kinds, or None to follow the
+        # process-wide setting
+        self._checks = _normalize_checks(checks)
         self._interruptible = False   # set once a signature's program has a loop
         self._static_slots = bool(self.static_argnums or self.static_argnames)
         # Calls the C++ dispatcher completed, and those of them it handed to `_cache_miss`:
@@ -180,6 +193,8 @@ class StagedFunction:
             raise runtime_error(self.name, err).with_location(caller_location()) from None
 
     def _dispatch(self, args, kwargs):
+        if self._checks or (self._checks is None and _CHECK_SETTINGS.kinds):
+            return self._run(args, kwargs)[0]   # checked calls read the failure code
         if not _plain_arguments(args, kwargs) and not self._cpp_can_take(args, kwargs):
             return self._run(args, kwargs)[0]
         if self._static_slots:
@@ -253,13 +268,18 @@ class StagedFunction:
             if compiled.checked_run:
                 for output in outputs:
                     output.block_until_ready()   # raises RESOURCE_EXHAUSTED, see above
+        if compiled.check_sites is not None:
+            if compiled.check_sites:
+                raise_first_failure(compiled.check_sites, outputs[-1])
+            outputs = outputs[:-1]
         return compiled.out_treedef.unflatten(outputs), compiled, leaves
 
     def _fast_path_data(self, compiled: _Compiled, args, kwargs, leaves):
         """Fast-path data, or None where the C++ side would pass leaves in another order
         than our parameters (keyword arguments, defaults), would squash 64-bit types, or
         must not run the program without waiting for it (`CHECKED_RUN_BYTES`)."""
-        if not self._fast_path or not _X64.value or compiled.checked_run:
+        if (not self._fast_path or not _X64.value or compiled.checked_run
+                or compiled.check_sites is not None):
             return None
         _, cpp_leaves = _jax.jax_jit.parse_arguments(
             args, tuple(kwargs.values()), tuple(kwargs), self.static_argnums,
@@ -302,6 +322,9 @@ class StagedFunction:
         signature, _ = signature_of(tuple(traced), tuple(static),
                                     lambda i: _leaf_name(traced_names, traced, i))
         leaves, _ = _REGISTRY.flatten(tuple(traced))
+        checks = self._checks if self._checks is not None else _CHECK_SETTINGS.kinds
+        if checks:
+            signature = dataclasses.replace(signature, checks=checks)
         return signature, leaves
 
     def _compiled(self, signature: Signature) -> _Compiled:
@@ -336,15 +359,16 @@ class StagedFunction:
                 call_kwargs[param.name] = value
             else:
                 call_args.append(value)
-        with building(b):
+        with building(b), _checks_enabled(signature.checks):
             result = self.build_fn(b, *call_args, **call_kwargs)
         out_leaves, out_treedef = _REGISTRY.flatten(result)
         outputs = [_as_output(b, leaf, i) for i, leaf in enumerate(out_leaves)]
         computation = b.build(*outputs)
+        sites = thread_checks(computation)
         executable = compile(computation, self.platform)
         return _Compiled(executable, out_treedef, executable.const_buffers,
                          has_loop(computation.region),
-                         executable.run_bytes() >= CHECKED_RUN_BYTES)
+                         executable.run_bytes() >= CHECKED_RUN_BYTES, sites)
 
     # --- inspection -----------------------------------------------------------------------
 

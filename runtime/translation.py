@@ -25,6 +25,7 @@ from typing import Any, Callable
 
 from jax import tree_util
 
+from .checks import is_active as _checking, nan_guard
 from .errors import PSCUnsupportedCallError
 from .ir import Value
 
@@ -128,7 +129,10 @@ def translate(b, fn, *args, **kwargs):
                       f"{shown} has no translation rule, so it cannot take traced arrays",
                       "use a supported NumPy function, or register a rule with "
                       "register_translation_rule")
-    return rule(b, *args, **kwargs)
+    result = rule(b, *args, **kwargs)
+    if _checking("nan"):   # opt-in run-time checks (runtime.checks)
+        nan_guard(b, qualified_name(fn) or str(fn), args, kwargs, result)
+    return result
 
 
 def translate_numpy(b, fn, *args, **kwargs):

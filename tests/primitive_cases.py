@@ -165,6 +165,20 @@ def _cumulative(b, x):
 def _sort(b, k, v):
     return b.sort([k, v], 1, num_keys=2)
 
+# --- run-time checks -----------------------------------------------------------------------------
+
+
+@case("check", booleans(()), uniform((3,)), primitives=("check",))
+def _check(b, failed, x):
+    # a check gives its flag back (compiled directly, without runtime.check_threading,
+    # it does nothing else)
+    return b.emit("check", [failed], kind="nan", message="m")[0], b.neg(x)
+
+@case("debug_callback", uniform((3,)), primitives=("debug_callback",))
+def _debug_callback(b, x):
+    # compiled directly (not threaded) it calls back and gives 0
+    return b.emit("debug_callback", [x], callback=lambda *arrays: None)[0], b.neg(x)
+
 # --- indexing ----------------------------------------------------------------------------------
 
 

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import ast
 import importlib
+import importlib.util
 import io
 import itertools
 import os
 import shutil
 import subprocess
 import sys
+import textwrap
 import tokenize
 
 import numpy as np
@@ -32,6 +34,10 @@ EXPECTED_FUNCTIONS = {
     "dangerous.py": ["expm1"],
     os.path.join("sub", "deeper", "layers.py"): ["dense"],
 }
+# Every function in each generated module, in source order: the compiled ones and the
+# helpers they call (model.py's `normalize`).
+MODULE_FUNCTIONS = {**EXPECTED_FUNCTIONS,
+                    "model.py": ["normalize", *EXPECTED_FUNCTIONS["model.py"]]}
 
 
 @pytest.fixture
@@ -98,7 +104,7 @@ def test_one_module_per_source_file_keeping_sub_folders(src, tmp_path, capsys):
     assert set(written) == expected
     # Files without jit_ps functions (plain.py, sub/helpers.py) produce nothing.
     assert not any("plain" in p or "helpers" in p for p in written)
-    for relative, names in EXPECTED_FUNCTIONS.items():
+    for relative, names in MODULE_FUNCTIONS.items():
         target = os.path.join(out, os.path.dirname(relative),
                               os.path.basename(relative)[:-3] + "_psc.py")
         text = open(target, encoding="utf-8").read()
@@ -108,9 +114,9 @@ def test_one_module_per_source_file_keeping_sub_folders(src, tmp_path, capsys):
         for name in names:
             assert f"\n# psc-function: {name} " in text
         assert f"wrote {target}" in stdout
-    # Functions that are not jit_ps functions are not transpiled.
+    # Functions that compiled code does not call are not transpiled; helpers it calls are.
     model = open(out / "model_psc.py", encoding="utf-8").read()
-    assert "build_normalize" not in model and "build_not_compiled" not in model
+    assert "build_normalize" in model and "build_not_compiled" not in model
 
 
 def test_single_file_argument_and_several_sources(src, tmp_path, capsys):
@@ -275,7 +281,7 @@ def test_generated_imports_are_runtime_numpy_mirror_and_used_source_imports(
     assert "numpy" not in imported and "os" not in imported and "sys" not in imported
     assert not any(name.startswith("transpiler") for name in imported)
     assert "np" in bound and "math" in bound
-    assert "norm" not in bound     # used only by the helper, not by the jit_ps functions
+    assert "norm" in bound         # used by the helper `normalize`, which is in the module
     # `np` is the runtime's NumPy mirror.
     for node in top:
         if isinstance(node, ast.Import):
@@ -289,7 +295,7 @@ def test_every_statement_carries_its_source_line(src, tmp_path, capsys):
     found = comments(text)
     builds = build_functions(text)
     sources = source_functions(src / "model.py")
-    for name in EXPECTED_FUNCTIONS["model.py"]:
+    for name in MODULE_FUNCTIONS["model.py"]:
         source_lines = {s.lineno for s in statements(sources[name])}
         commented = set()
         for node in statements(builds[f"build_{name}"]):
@@ -330,6 +336,12 @@ def test_cli_and_decorator_generate_the_same_build_functions(src, tmp_path, caps
     x = np.array([[1.0, 2.0], [0.5, -1.0]])
     W, b = np.array([[0.5, -0.25], [1.0, 0.75]]), np.array([0.1, -0.2])
     assert_same(module.predict((W, b), x), module.predict.__wrapped__((W, b), x))
+    # the helper predict calls, transpiled by the decorator on first use, is the same too
+    from transpiler.api import _helpers
+    helper = _helpers[module.normalize]
+    assert helper.from_disk is False
+    assert ast.unparse(build_functions(helper.text)["build_normalize"]) == \
+        builds["build_normalize"]
     a = np.array([2.0, 9.0, 0.25])
     assert_same(module.newton_sqrt(a), module.newton_sqrt.__wrapped__(a))
 
@@ -401,3 +413,436 @@ def test_two_sources_with_the_same_output_name_are_not_silently_merged(src, tmp_
     written = (out / "model_psc.py").read_text() if (out / "model_psc.py").exists() else ""
     both_kept = "def build_predict(" in written and "def build_dense(" in written
     assert both_kept or (code == 2 and "model_psc.py" in err), (code, err)
+
+
+# --- helpers: the module holds every function compiled code transpiles ---------------------
+
+EXAMPLES = os.path.join(os.path.dirname(FIXTURES), os.pardir, "examples")
+
+
+def write_source(folder, name: str, text: str):
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def import_from(path, monkeypatch):
+    """Import the module at ``path`` under a fresh name (the decorators run)."""
+    monkeypatch.syspath_prepend(str(path.parent))
+    monkeypatch.delenv("PSC_GENERATED_DIR", raising=False)
+    spec = importlib.util.spec_from_file_location(f"psc_cli_{next(_counter)}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_newton_cg_module_holds_its_helpers_with_the_break_rewriting(tmp_path, capsys):
+    """The reproducer: newton_cg calls conjugate_gradient and armijo_step (and the first
+    calls hessian_vector_product); their build functions are in the module, in source
+    order, each recorded in the header with the digest the decorator computes."""
+    from transpiler.loading import module_imports_of
+    source = os.path.normpath(os.path.join(EXAMPLES, "newton_cg.py"))
+    code, _, err = run_cli([source, "-o", tmp_path], capsys)
+    assert code == 0, err
+    text = (tmp_path / "newton_cg_psc.py").read_text()
+    names = ["hessian_vector_product", "conjugate_gradient", "armijo_step", "newton_cg"]
+    assert list(build_functions(text)) == [f"build_{n}" for n in names]
+    cg = ast.unparse(build_functions(text)["build_conjugate_gradient"])
+    assert "break_L" in cg and "psc.if_stmt" in cg        # the lowered `break` is visible
+    armijo = ast.unparse(build_functions(text)["build_armijo_step"])
+    assert "break_L" in armijo
+    import gast
+    from emit.fileformat import function_digests
+    from transpiler.source import module_function_sources
+    source_text = open(source, encoding="utf-8").read()
+    imports = module_imports_of(source)
+    static = {"newton_cg": ("cg_iters", "line_search", "newton_steps", "objective")}
+    expected = [(node.name, found.digest(static.get(node.name, ()), imports))
+                for node, found in module_function_sources(source, source_text,
+                                                           gast.parse(source_text))]
+    assert function_digests(text) == expected
+
+
+def test_helpers_are_transitive_and_only_undecorated_same_file_functions(
+        tmp_path, capsys):
+    path = write_source(tmp_path / "src", "chain.py", '''\
+        import functools
+        import numpy as np
+        from numpy.linalg import norm
+        from transpiler import grad, jit_ps
+
+        def square(v):
+            return v * v
+
+        def unused(v):
+            return v - 1
+
+        def energy(v):
+            return square(v).sum()
+
+        @functools.lru_cache
+        def cached(n):
+            return n
+
+        def rebound(v):
+            return v
+
+        rebound = np.tanh
+
+        @jit_ps
+        def inner(x):
+            return x + 1.0
+
+        @jit_ps
+        def outer(x):
+            g = grad(energy)(x)
+            return inner(g) + rebound(x) + norm(x) + cached(2)
+        ''')
+    code, _, err = run_cli([path, "-o", tmp_path / "out"], capsys)
+    assert code == 0, err
+    text = (tmp_path / "out" / "chain_psc.py").read_text()
+    # energy (passed to grad, not called) and square (called by energy), in source order;
+    # not the decorated, rebound or unused ones; inner once, as compiled
+    assert list(build_functions(text)) == ["build_square", "build_energy", "build_inner",
+                                           "build_outer"]
+    from emit.fileformat import function_digests
+    assert [n for n, _ in function_digests(text)] == ["square", "energy", "inner", "outer"]
+
+
+def test_decorator_uses_the_helpers_of_the_module_on_disk(tmp_path, capsys, monkeypatch):
+    from transpiler.api import _helpers
+    path = write_source(tmp_path / "src", "helped.py", '''\
+        import numpy as np
+        from transpiler import jit_ps
+
+        def clip(v, bound):
+            if v.sum() > bound:
+                v = v / v.sum()
+            return v
+
+        def step(x):
+            for i in range(3):
+                x = clip(x * 2.0, 4.0)
+            return x
+
+        @jit_ps
+        def run(x):
+            return step(x) + 1.0
+        ''')
+    code, _, err = run_cli([path, "-o", tmp_path / "src" / "__psc__"], capsys)
+    assert code == 0, err
+    module = import_from(path, monkeypatch)
+    assert module.run._generated.from_disk
+    for x in (np.array([0.5, 0.25]), np.array([3.0, 1.0]), np.float32([1.0, -2.0])):
+        assert_same(module.run(x), module.run.__wrapped__(x))
+    assert _helpers[module.step].from_disk and _helpers[module.clip].from_disk
+    # the build functions come from the module's text
+    on_disk = (tmp_path / "src" / "__psc__" / "helped_psc.py").read_text()
+    assert _helpers[module.clip].text == on_disk
+
+
+def test_helpers_follow_an_explicit_generated_dir(tmp_path, capsys, monkeypatch):
+    from transpiler.api import _helpers
+    path = write_source(tmp_path / "src", "explicit.py", '''\
+        import numpy as np
+        from transpiler import jit_ps
+
+        def half(v):
+            return v * 0.5
+
+        def run(x):
+            return half(x) + 1.0
+
+        compiled = jit_ps(run, generated_dir=GENERATED)
+        ''')
+    out = tmp_path / "elsewhere"
+    path.write_text(path.read_text().replace("GENERATED", repr(str(out))))
+    code, _, err = run_cli([path, "-o", out], capsys)
+    assert code == 0, err
+    module = import_from(path, monkeypatch)
+    assert module.compiled._generated.from_disk
+    assert_same(module.compiled(np.arange(3.0)), module.run(np.arange(3.0)))
+    assert _helpers[module.half].from_disk
+
+
+# --- the function form -----------------------------------------------------------------------
+
+FUNCTION_FORM = '''\
+    import numpy as np
+    import transpiler
+    from transpiler import jit_ps
+
+    def power(A, v, iters):
+        for _ in range(iters):
+            v = A @ v
+            v = v / np.linalg.norm(v)
+        return v
+
+    def scaled(v, k):
+        return v * k
+
+    def shifted(v, s):
+        return v + s
+
+    compiled = jit_ps(power, static_argnames=("iters",))
+    by_position = jit_ps(static_argnums=1)(scaled)
+    qualified: object = transpiler.jit_ps(shifted)
+    '''
+
+
+def test_function_form_is_recognised_with_its_static_arguments(tmp_path, capsys,
+                                                               monkeypatch):
+    path = write_source(tmp_path / "src", "forms.py", FUNCTION_FORM)
+    code, _, err = run_cli([path, "-o", tmp_path / "src" / "__psc__"], capsys)
+    assert code == 0, err
+    text = (tmp_path / "src" / "__psc__" / "forms_psc.py").read_text()
+    builds = build_functions(text)
+    assert list(builds) == ["build_power", "build_scaled", "build_shifted"]
+    # recorded with the static names the decorator sees (iters; k by position; none)
+    import gast
+    from emit.fileformat import function_digests
+    from transpiler.loading import module_imports_of
+    from transpiler.source import module_function_sources
+    static = {"power": ("iters",), "scaled": ("k",), "shifted": ()}
+    imports = module_imports_of(str(path))
+    expected = [(node.name, found.digest(static[node.name], imports))
+                for node, found in module_function_sources(str(path), path.read_text(),
+                                                           gast.parse(path.read_text()))]
+    assert function_digests(text) == expected
+    module = import_from(path, monkeypatch)
+    for compiled in (module.compiled, module.by_position, module.qualified):
+        assert compiled._generated.from_disk, compiled
+    A, v = np.array([[2.0, 1.0], [0.0, 1.0]]), np.array([1.0, 1.0])
+    assert_same(module.compiled(A, v, 4), module.power(A, v, 4))
+    assert_same(module.by_position(v, 3), module.scaled(v, 3))
+    assert_same(module.qualified(v, 0.5), module.shifted(v, 0.5))
+
+
+def test_function_form_of_the_power_iteration_example(tmp_path, capsys):
+    source = os.path.normpath(os.path.join(EXAMPLES, "power_iteration.py"))
+    code, stdout, err = run_cli([source, "-o", tmp_path], capsys)
+    assert code == 0, err
+    assert "power_iteration_psc.py" in stdout
+    text = (tmp_path / "power_iteration_psc.py").read_text()
+    assert list(build_functions(text)) == ["build_power_iteration"]
+
+
+def test_function_form_with_a_computed_static_argnames_is_an_error(tmp_path, capsys):
+    path = write_source(tmp_path / "src", "computed.py", '''\
+        from transpiler import jit_ps
+
+        NAMES = ("n",)
+
+        def f(x, n):
+            return x * n
+
+        g = jit_ps(f, static_argnames=NAMES)
+        ''')
+    code, _, err = run_cli([path, "-o", tmp_path / "out"], capsys)
+    assert code == 2
+    assert f"{path}:8:" in err and "literal" in err and "hint:" in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_function_form_of_an_imported_function_is_a_note(tmp_path, capsys):
+    path = write_source(tmp_path / "src", "imported.py", '''\
+        from numpy import tanh
+        from transpiler import jit_ps
+
+        g = jit_ps(tanh)
+        ''')
+    code, _, err = run_cli([path, "-o", tmp_path / "out"], capsys)
+    assert code == 0
+    assert f"{path}:4:" in err and "note:" in err
+    assert not (tmp_path / "out").exists()
+
+
+# --- orphans, unchanged modules, all or nothing --------------------------------------------
+
+def test_check_flags_orphans_and_writing_removes_them(src, tmp_path, capsys):
+    out = tmp_path / "out"
+    code, _, err = run_cli([src, "-o", out], capsys)
+    assert code == 0, err
+    # a source deleted, another's jit_ps functions removed, and an unrelated file in out
+    (src / "dangerous.py").unlink()
+    layers = src / "sub" / "deeper" / "layers.py"
+    layers.write_text(layers.read_text().replace("@jit_ps\n", ""))
+    (out / "notes_psc.py").write_text("# my own notes, not generated\n")
+    code, stdout, err = run_cli([src, "-o", out, "--check"], capsys)
+    assert code == 1
+    assert f"orphaned (its source is gone): {out / 'dangerous_psc.py'}" in err
+    assert "orphaned (compiles no function any more): " \
+        f"{out / 'sub' / 'deeper' / 'layers_psc.py'}" in err
+    assert "notes_psc.py" not in err and "model_psc.py" not in err
+    assert (out / "dangerous_psc.py").exists()          # --check removes nothing
+    code, stdout, err = run_cli([src, "-o", out], capsys)
+    assert code == 0, err
+    assert not (out / "dangerous_psc.py").exists()
+    assert not (out / "sub" / "deeper" / "layers_psc.py").exists()
+    assert (out / "notes_psc.py").exists() and "removed" in stdout
+    code, _, err = run_cli([src, "-o", out, "--check"], capsys)
+    assert code == 0, err
+
+
+def test_file_arguments_judge_only_their_own_modules(src, tmp_path, capsys):
+    out = tmp_path / "out"
+    code, _, err = run_cli([src, "-o", out], capsys)
+    assert code == 0, err
+    # model.py alone: the other modules in out are not this run's
+    code, _, err = run_cli([src / "model.py", "-o", out, "--check"], capsys)
+    assert code == 0 and err == ""
+    # plain.py compiles nothing: a module for it would be an orphan
+    (out / "plain_psc.py").write_text((out / "model_psc.py").read_text())
+    code, _, err = run_cli([src / "plain.py", "-o", out, "--check"], capsys)
+    assert code == 1 and "plain_psc.py" in err and "orphaned" in err
+
+
+def test_unchanged_modules_are_not_rewritten(src, tmp_path, capsys):
+    out = tmp_path / "out"
+    code, _, err = run_cli([src, "-o", out], capsys)
+    assert code == 0, err
+    for path in tree_files(out):
+        os.utime(out / path, ns=(1_000_000_000, 1_000_000_000))
+    model = src / "model.py"
+    model.write_text(model.read_text().replace("y = np.tanh(h)\n", "y = np.tanh(h) * 2\n"))
+    code, stdout, err = run_cli([src, "-o", out], capsys)
+    assert code == 0, err
+    assert stdout.strip() == f"wrote {out / 'model_psc.py'}"
+    for path in tree_files(out):
+        changed = os.stat(out / path).st_mtime_ns != 1_000_000_000
+        assert changed == (path == "model_psc.py"), path
+
+
+def test_nothing_is_written_when_any_function_fails(src, tmp_path, capsys):
+    out = tmp_path / "out"
+    code, _, err = run_cli([src, "-o", out], capsys)
+    assert code == 0, err
+    before = tree_files(out)
+    model = src / "model.py"
+    model.write_text(model.read_text().replace("y = np.tanh(h)\n", "y = np.tanh(h) * 3\n"))
+    # two failing functions in two files, one of them a helper
+    bad = write_source(src, "bad.py", '''\
+        from transpiler import jit_ps
+
+        @jit_ps
+        def f(x):
+            try:
+                return x
+            finally:
+                pass
+
+        def helper(x):
+            yield x
+
+        @jit_ps
+        def g(x):
+            return helper(x)
+        ''')
+    shutil.copy(os.path.join(CLI_BAD, "uses_try.py"), src / "uses_try.py")
+    code, stdout, err = run_cli([src, "-o", out], capsys)
+    assert code == 2
+    assert f"{bad}:5:" in err and f"{bad}:11:" in err and "uses_try.py:" in err
+    assert "nothing written" in err and "wrote" not in stdout
+    assert tree_files(out) == before              # model_psc.py not updated either
+    fresh = tmp_path / "fresh"
+    code, _, _ = run_cli([src, "-o", fresh], capsys)
+    assert code == 2 and not fresh.exists()
+
+
+# --- --version, --help -----------------------------------------------------------------------
+
+def test_version(capsys):
+    from transpiler import __version__
+    with pytest.raises(SystemExit) as info:
+        cli.main(["--version"])
+    assert info.value.code == 0
+    assert capsys.readouterr().out.strip() == f"psc-transpile {__version__}"
+
+
+def test_help_says_where_the_decorator_looks(capsys):
+    with pytest.raises(SystemExit) as info:
+        cli.main(["--help"])
+    assert info.value.code == 0
+    text = capsys.readouterr().out
+    for needed in ("__psc__", "PSC_GENERATED_DIR", "generated_dir", "-o src/__psc__",
+                   "exit status"):
+        assert needed in text, needed
+
+
+# --- edited modules ----------------------------------------------------------------------------
+
+def edited_module_setup(tmp_path, capsys, monkeypatch, edit):
+    path = write_source(tmp_path / "src", "trusted.py", '''\
+        import numpy as np
+        from transpiler import jit_ps
+
+        @jit_ps
+        def f(x):
+            return x * 2.0 + 1.0
+        ''')
+    out = tmp_path / "src" / "__psc__"
+    code, _, err = run_cli([path, "-o", out], capsys)
+    assert code == 0, err
+    module_path = out / "trusted_psc.py"
+    module_path.write_text(edit(module_path.read_text()))
+    return path, module_path
+
+
+EDITS = {
+    "code": lambda t: t.replace("x * 2.0 + 1.0", "x * 3.0 + 1.0"),
+    "digest line removed": lambda t: "".join(
+        line for line in t.splitlines(True) if not line.startswith("# psc-text:")),
+    "code added at the end": lambda t: t + "import os\nos.environ['PWNED'] = '1'\n",
+}
+
+
+@pytest.mark.parametrize("edit", EDITS, ids=list(EDITS))
+def test_an_edited_module_is_ignored_with_a_warning(tmp_path, capsys, monkeypatch, edit):
+    from transpiler import PSCWarning
+    path, module_path = edited_module_setup(tmp_path, capsys, monkeypatch, EDITS[edit])
+    with pytest.warns(PSCWarning, match="edited after psc-transpile wrote it") as record:
+        module = import_from(path, monkeypatch)
+    assert str(module_path) in str(record[0].message)
+    assert module.f._generated.from_disk is False      # transpiled from the source
+    assert "x * 3.0" not in module.f.generated_source
+    x = np.array([1.0, -2.0])
+    assert_same(module.f(x), module.f.__wrapped__(x))
+    assert "PWNED" not in os.environ
+    # --check says so
+    code, _, err = run_cli([path, "-o", module_path.parent, "--check"], capsys)
+    assert code == 1 and f"edited: {module_path}" in err
+
+
+def test_an_intact_module_is_used_without_a_warning(tmp_path, capsys, monkeypatch):
+    import warnings
+    from transpiler import PSCWarning
+    path, _ = edited_module_setup(tmp_path, capsys, monkeypatch, lambda t: t)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PSCWarning)
+        module = import_from(path, monkeypatch)
+    assert module.f._generated.from_disk
+
+
+def test_a_function_compiled_twice_keeps_the_first_and_says_so(tmp_path, capsys,
+                                                                monkeypatch):
+    path = write_source(tmp_path / "src", "twice.py", '''\
+        from transpiler import jit_ps
+
+        def f(x, n):
+            return x * n
+
+        traced = jit_ps(f)
+        static = jit_ps(f, static_argnames="n")
+        ''')
+    out = tmp_path / "src" / "__psc__"
+    code, _, err = run_cli([path, "-o", out], capsys)
+    assert code == 0, err
+    assert "note:" in err and "f is transpiled twice" in err
+    text = (out / "twice_psc.py").read_text()
+    assert list(build_functions(text)) == ["build_f"]
+    module = import_from(path, monkeypatch)
+    assert module.traced._generated.from_disk and not module.static._generated.from_disk
+    x = np.arange(3.0)
+    assert_same(module.traced(x, 2.0), module.f(x, 2.0))
+    assert_same(module.static(x, 3), module.f(x, 3))

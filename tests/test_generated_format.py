@@ -19,7 +19,7 @@ import pytest
 
 from emit.fileformat import (add_line_comment, commented_line, function_digests,
                              generated_file_name, header, is_compound, is_generated_file,
-                             line_map, records_function)
+                             is_generated_text, is_intact, line_map, records_function, seal)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -73,6 +73,62 @@ def test_a_header_line_in_the_code_is_not_read():
         ''')
     assert function_digests(text) == DIGESTS[:1]
     assert not records_function(text, "forged", "0123456789abcdef")
+
+
+def sealed_module() -> str:
+    return seal(header("0.1.0", "m.py", DIGESTS) + textwrap.dedent('''\
+        import runtime as psc
+
+
+        def build_f(b, x):  # m.py:3
+            return x * 2.0  # m.py:4
+        '''))
+
+
+def test_seal_closes_the_header_and_is_intact_reads_it_back():
+    text = sealed_module()
+    lines = text.splitlines()
+    digest_line = len(header("0.1.0", "m.py", DIGESTS).splitlines())
+    assert lines[digest_line].startswith("# psc-text: ")
+    assert is_intact(text) and is_generated_text(text)
+    assert function_digests(text) == DIGESTS          # the new line is not a function's
+    assert seal(text.replace(lines[digest_line] + "\n", "")) == text   # sealing is deterministic
+    assert seal(text) == text                                 # and idempotent
+    edited = text.replace("x * 2.0", "x * 3.0")
+    assert not is_intact(edited) and is_intact(seal(edited))  # sealed again: one line
+    assert seal(edited).count("# psc-text: ") == 1
+
+
+@pytest.mark.parametrize("edit", [
+    lambda t: t.replace("x * 2.0", "x * 3.0"),                        # the code
+    lambda t: t.replace("predict 0123456789abcdef", "predict 0123456789abcdee"),  # a digest
+    lambda t: t.replace("from m.py", "from n.py"),                    # the header's text
+    lambda t: t + "print('appended')\n",                             # code added
+    lambda t: t.replace("  # m.py:4", "  # m.py:5"),                  # a line comment
+    lambda t: "".join(l for l in t.splitlines(True) if not l.startswith("# psc-text")),
+    lambda t: t.replace("# psc-text: ", "# psc-text: 0"),             # the digest itself
+], ids=["code", "function digest", "header", "appended", "line comment", "no digest",
+        "digest"])
+def test_any_edit_breaks_the_seal(edit):
+    text = sealed_module()
+    edited = edit(text)
+    assert edited != text
+    assert not is_intact(edited)
+
+
+def test_a_digest_line_in_the_code_is_not_read():
+    """Only the header's line counts: a forged ``# psc-text:`` after the code starts does
+    not make an edited module intact."""
+    text = sealed_module()
+    edited = text.replace("x * 2.0", "x * 3.0")
+    forged = edited + "# psc-text: " + \
+        __import__("hashlib").sha256(edited.encode()).hexdigest()[:16] + "\n"
+    assert not is_intact(forged)
+
+
+def test_is_generated_text():
+    assert is_generated_text(header("9.9", "m.py", []))
+    assert not is_generated_text("# my notes\n")
 
 
 # --- line comments -------------------------------------------------------------------------
@@ -162,6 +218,7 @@ def test_emitted_module_round_trips_through_the_readers(tmp_path):
                 for node, source in module_function_sources(str(path), SOURCE, module)]
     assert function_digests(text) == expected
     assert all(records_function(text, name, digest) for name, digest in expected)
+    assert is_intact(text)
     # every statement of the generated code maps to a line of its function's source
     mapping = line_map(text)
     source_lines = SOURCE.splitlines()

@@ -20,7 +20,8 @@ GOLDEN = sorted((EXAMPLES / "__psc__").glob("*_psc.py"))
 
 def test_there_are_golden_modules_for_the_paper_examples():
     names = {p.name for p in GOLDEN}
-    assert {"mlp_psc.py", "selu_layer_psc.py"} <= names
+    assert {"mlp_psc.py", "selu_layer_psc.py", "newton_cg_psc.py",
+            "power_iteration_psc.py"} <= names
 
 
 @pytest.mark.parametrize("golden", GOLDEN, ids=lambda p: p.name)
@@ -41,6 +42,17 @@ def test_examples_use_the_committed_modules():
         mlp = importlib.import_module("mlp")
         assert mlp.predict._generated.from_disk and mlp.loss._generated.from_disk
         assert mlp.predict.generated_source == (EXAMPLES / "__psc__" / "mlp_psc.py").read_text()
+        # the function form (`compiled = jit_ps(power_iteration, ...)`) too
+        power_iteration = importlib.import_module("power_iteration")
+        assert power_iteration.compiled._generated.from_disk
+        # and a helper's build function (selu, called by dense_selu) comes from the module
+        from transpiler.api import _helpers
+        selu_layer = importlib.import_module("selu_layer")
+        x = np.linspace(-2.0, 2.0, 6).reshape(2, 3)
+        W, b = np.eye(3), np.zeros(3)
+        np.testing.assert_allclose(np.asarray(selu_layer.dense_selu(W, b, x)),
+                                   selu_layer.selu(x), rtol=1e-12)
+        assert _helpers[selu_layer.selu].from_disk
     finally:
         sys.path.remove(str(EXAMPLES))
 

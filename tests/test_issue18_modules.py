@@ -31,6 +31,7 @@ import pytest
 from runtime import Builder
 from runtime.errors import PSCShapeError, PSCSyntaxError
 from tests.conftest import assert_same
+from emit.fileformat import seal
 from transpiler import cli, pipeline
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -187,7 +188,8 @@ def _tampered_directory_run(top: pathlib.Path, source: pathlib.Path) -> pathlib.
     generated = top / "__psc__" / relative
     text = generated.read_text()
     assert text.count("return x * 2.0") == 1
-    generated.write_text(text.replace("return x * 2.0", "return x * 0.0"))
+    # sealed again, as psc-transpile seals what it writes: an edit that is not is ignored
+    generated.write_text(seal(text.replace("return x * 2.0", "return x * 0.0")))
     return generated
 
 
@@ -489,8 +491,8 @@ UNDECODABLE = {
 
 @pytest.mark.parametrize("check", [False, True])
 @pytest.mark.parametrize("where", sorted(UNDECODABLE))
-def test_an_undecodable_file_is_one_line_and_the_others_still_transpile(tmp_path, check,
-                                                                        where):
+def test_an_undecodable_file_is_one_line_and_nothing_is_written(tmp_path, check, where):
+    """All or nothing (issue 11): the good file is not written (nor checked) either."""
     bad = tmp_path / "src" / "a_bad.py"
     good = tmp_path / "src" / "b_good.py"
     bad.parent.mkdir()
@@ -505,10 +507,9 @@ def test_an_undecodable_file_is_one_line_and_the_others_still_transpile(tmp_path
     [line] = [line for line in proc.stderr.splitlines() if "a_bad.py" in line]
     assert line.startswith(f"{bad}: error: ")
     assert "0xe9" in line or "encoding" in line
-    if check:
-        assert f"missing: {out / 'b_good_psc.py'}" in proc.stderr
-    else:
-        assert (out / "b_good_psc.py").is_file() and not (out / "a_bad_psc.py").exists()
+    assert proc.stderr.splitlines()[-1] == \
+        f"psc-transpile: 1 error; nothing {'checked' if check else 'written'}"
+    assert "missing: " not in proc.stderr and not out.exists()
 
 
 def test_an_unknown_declared_encoding_is_one_line(tmp_path):
@@ -518,4 +519,6 @@ def test_an_unknown_declared_encoding_is_one_line(tmp_path):
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr
     assert proc.stderr.strip().startswith(f"{path}: error: ")
-    assert "no-such-codec" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    # one line, and the summary
+    assert "no-such-codec" in proc.stderr and len(proc.stderr.strip().splitlines()) == 2
+    assert proc.stderr.strip().splitlines()[1] == "psc-transpile: 1 error; nothing written"

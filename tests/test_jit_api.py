@@ -438,13 +438,17 @@ def test_a_module_on_disk_finds_the_globals_its_nested_functions_read(disk_sourc
 
 
 def test_the_module_on_disk_is_what_runs(disk_source):
-    """Proof that the disk text is executed: an edited body (header kept) changes results."""
+    """Proof that the disk text is executed: an edited body (header kept, and sealed again
+    as psc-transpile seals what it writes) changes results.  (Edited and not sealed again,
+    it is ignored: tests/test_cli.py, test_an_edited_module_is_ignored_with_a_warning.)"""
+    from emit.fileformat import seal
     out = disk_source.parent / "__psc__"
     assert cli.main([str(disk_source), "-o", str(out)]) == 0
     generated = out / f"{disk_source.stem}_psc.py"
     text = generated.read_text()
     assert text.count("return h.sum(axis=0)") == 1
-    generated.write_text(text.replace("return h.sum(axis=0)", "return h.sum(axis=0) * 0.0"))
+    edited = text.replace("return h.sum(axis=0)", "return h.sum(axis=0) * 0.0")
+    generated.write_text(seal(edited))
     module = importlib.import_module(disk_source.stem)
     assert module.model._generated.from_disk is True
     x, w = np.ones((2, 2)), np.ones(2)

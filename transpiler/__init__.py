@@ -8,13 +8,16 @@
             inputs = np.tanh(np.dot(inputs, W) + b)
         return inputs
 """
-from runtime import (PSCError, PSCIndexError, PSCNameError, PSCOverflowError,
-                     PSCResourceError, PSCShapeError, PSCSyntaxError,
-                     PSCTracedValueError, PSCTypeError, PSCUnsupportedCallError,
-                     PSCValueError, cond, fori_loop, grad, hessian, jacfwd, jacrev, jvp,
+from runtime import (PSCError, PSCFloatingPointError, PSCIndexError, PSCNameError,
+                     PSCOverflowError, PSCResourceError, PSCRuntimeError, PSCRuntimeIndexError,
+                     PSCShapeError, PSCSyntaxError, PSCTracedValueError, PSCTypeError,
+                     PSCUnsupportedCallError, PSCValueError, PSCZeroDivisionError, cond,
+                     debug_print, fori_loop, grad, hessian, jacfwd, jacrev, jvp,
                      register_translation_rule, static_range, switch, value_and_grad, vjp,
                      while_loop)
+from runtime.errors import PSCWarning
 
+from . import config
 from .api import PSCFunction, jit_ps
 from .version import __version__
 
@@ -28,11 +31,12 @@ from .checks import check_helper_purity as _check_helper_purity
 _set_purity_hook(_check_helper_purity)
 
 __all__ = [
-    "PSCError", "PSCFunction", "PSCIndexError", "PSCNameError", "PSCOverflowError",
-    "PSCResourceError", "PSCShapeError", "PSCSyntaxError",
-    "PSCTracedValueError", "PSCTypeError", "PSCUnsupportedCallError", "PSCValueError",
-    "__version__", "cond", "fori_loop", "jit_ps", "register_translation_rule",
-    "static_range", "switch", "while_loop", "grad", "hessian", "jacfwd", "jacrev", "jvp",
-    "value_and_grad", "vjp",
+    "PSCError", "PSCFloatingPointError", "PSCFunction", "PSCIndexError", "PSCNameError",
+    "PSCOverflowError", "PSCResourceError", "PSCRuntimeError", "PSCRuntimeIndexError",
+    "PSCShapeError", "PSCSyntaxError", "PSCTracedValueError", "PSCTypeError",
+    "PSCUnsupportedCallError", "PSCValueError", "PSCWarning", "PSCZeroDivisionError",
+    "__version__", "cond", "config", "debug_print", "fori_loop", "grad", "hessian", "jacfwd",
+    "jacrev", "jit_ps", "jvp", "register_translation_rule", "static_range", "switch",
+    "value_and_grad", "vjp", "while_loop",
 ]
 __all__ += ["PSCImpureCallError", "pure"]

@@ -8,21 +8,23 @@
 
 The function's source is transpiled when the decorator runs (unsupported syntax fails
 there, at its line).  If an up-to-date module written by ``psc-transpile`` exists (the
-content hash in its header matches), its text is used instead of transpiling again.
+content hash in its header matches, and so does the hash of its own text), its text is
+used instead of transpiling again; so are the build functions of the helpers it holds.
 """
 from __future__ import annotations
 
 import functools
 import os
 import stat
+import warnings
 import weakref
 
 from runtime import StagedFunction, set_transpile_hook
-from runtime.errors import PSCError, SourceLocation
+from runtime.errors import PSCError, PSCWarning, SourceLocation
 from runtime.sourcemap import location_from_traceback
 from runtime.staged import static_parameters
 
-from emit.fileformat import generated_file_name, records_function
+from emit.fileformat import generated_file_name, is_intact, records_function
 
 from .loading import compile_generated, module_imports_of, names_read_by, namespace_for
 from .pipeline import generated_module, run_nested, runtime_resolver, transpile_function
@@ -92,15 +94,22 @@ def _project_ancestors(folder: str, source_file: str) -> list[str]:
 
 def _up_to_date_module(paths, name: str, digest: str) -> str | None:
     """The text of the first module at ``paths`` whose header records function ``name``
-    with ``digest``."""
+    with ``digest`` and whose own text is what ``psc-transpile`` wrote (`is_intact`).  A
+    module that records the function but was edited since is passed over with a
+    `PSCWarning`: the function is transpiled from its source instead."""
     for path in paths:
         try:
             with open(path, encoding="utf-8") as handle:
                 text = handle.read()
-        except OSError:
+        except (OSError, UnicodeDecodeError):
             continue
         if records_function(text, name, digest):
-            return text
+            if is_intact(text):
+                return text
+            warnings.warn(
+                f"{path} was edited after psc-transpile wrote it (its text digest does "
+                f"not match): ignoring it and transpiling {name} from its source; "
+                f"regenerate it with psc-transpile", PSCWarning, stacklevel=2)
     return None
 
 
@@ -159,16 +168,20 @@ class PSCFunction(StagedFunction):
 
     __psc_function__ = True
 
-    def __init__(self, fn, *, static_argnums=(), static_argnames=(), generated_dir=None):
+    def __init__(self, fn, *, static_argnums=(), static_argnames=(), generated_dir=None,
+                 checks=None):
         names = set(static_argnames)
         self._generated = _Generated(fn, tuple(_static_names(fn, static_argnums, names)),
                                      generated_dir)
         super().__init__(self._generated.build, interface=fn, name=fn.__name__,
-                         static_argnums=static_argnums, static_argnames=static_argnames)
+                         static_argnums=static_argnums, static_argnames=static_argnames,
+                         checks=checks)
         self.__wrapped__ = fn
         self.__name__, self.__qualname__ = fn.__name__, fn.__qualname__
         self.__doc__, self.__module__ = fn.__doc__, fn.__module__
         self.__psc_build__ = self._generated.build
+        if generated_dir is not None:   # where its file's helpers are looked for too
+            _helper_dirs[self._generated.source.file] = generated_dir
 
     @property
     def generated_source(self) -> str:
@@ -183,31 +196,37 @@ def _static_names(fn, static_argnums, static_argnames):
     return static_parameters(fn, static_argnums, static_argnames)[1]
 
 
-def jit_ps(fn=None, *, static_argnums=(), static_argnames=(), generated_dir=None):
+def jit_ps(fn=None, *, static_argnums=(), static_argnames=(), generated_dir=None,
+           checks=None):
     """Compile a PSC function with XLA: ``@jit_ps``, ``@jit_ps(static_argnames=...)``,
-    or ``jit_ps(fn, static_argnames=...)``."""
+    or ``jit_ps(fn, static_argnames=...)``.  ``checks``: run-time checks compiled in
+    (``True``, or some of ``"index"``, ``"nan"``, ``"div"``; None follows
+    ``transpiler.config``), see `runtime.checks`."""
     if isinstance(static_argnums, int):
         static_argnums = (static_argnums,)
     if isinstance(static_argnames, str):
         static_argnames = (static_argnames,)
     options = dict(static_argnums=tuple(static_argnums),
-                   static_argnames=tuple(static_argnames), generated_dir=generated_dir)
+                   static_argnames=tuple(static_argnames), generated_dir=generated_dir,
+                   checks=checks)
     if fn is None:
         return functools.partial(jit_ps, **options)
     if isinstance(fn, PSCFunction):   # jit_ps(jit_ps(f), ...): f with these options
         return PSCFunction(fn.__wrapped__, **options)
     if getattr(fn, "__psc_primitive__", False):   # e.g. jit_ps(grad(f)): nothing to transpile
-        return _staged_primitive(fn, options["static_argnums"], options["static_argnames"])
+        return _staged_primitive(fn, options["static_argnums"], options["static_argnames"],
+                                 options["checks"])
     return PSCFunction(fn, **options)
 
 
-def _staged_primitive(fn, static_argnums, static_argnames) -> StagedFunction:
+def _staged_primitive(fn, static_argnums, static_argnames, checks=None) -> StagedFunction:
     """A runtime callable (a transform such as ``grad(f)``, or a primitive) compiled as it
     is: it builds its own program when called inside a build."""
     def build(b, *args, **kwargs):
         return fn(*args, **kwargs)
     staged = StagedFunction(build, interface=fn, name=getattr(fn, "__name__", "staged"),
-                            static_argnums=static_argnums, static_argnames=static_argnames)
+                            static_argnums=static_argnums, static_argnames=static_argnames,
+                            checks=checks)
     staged.__wrapped__ = fn
     return staged
 
@@ -220,10 +239,16 @@ jit_ps.__psc_primitive__ = True
 _helpers: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
+# A helper's module is looked for where the generated_dir of a jit_ps function of its file
+# points (psc-transpile writes a file's helpers into that file's module), else as usual.
+_helper_dirs: dict[str, str] = {}
+
+
 def _helper_build(fn):
     generated = _helpers.get(fn)
     if generated is None:
-        generated = _helpers[fn] = _Generated(fn)
+        file = getattr(getattr(fn, "__code__", None), "co_filename", None)
+        generated = _helpers[fn] = _Generated(fn, (), _helper_dirs.get(file))
     return generated.build
 
 

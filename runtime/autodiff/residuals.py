@@ -62,7 +62,9 @@ def linearize_body(b, body_region: Region, num_state: int, captured) -> Lineariz
     param_cts = [sub.capture(ct) for ct in param_cts]
     region = sub.region
     tangent = _depends_on(region, cotangents)
-    primal_ops = tuple(op for op in region.operations if op.results[0] not in tangent)
+    # (by operands: a `case` that only prints or checks has no results)
+    primal_ops = tuple(op for op in region.operations
+                       if not any(v in tangent for v in op.operands))
     residuals = _residuals(region, tangent, param_cts)
     return LinearizedBody(region, tuple(state), tuple(cotangents), tuple(next_state),
                           tuple(param_cts), primal_ops, residuals)

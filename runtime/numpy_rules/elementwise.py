@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import dtypes
 from ..builder import Builder
+from ..checks import guard
 from ..errors import PSCTypeError, PSCValueError
 from ..ir import Value
 from ..translation import has_traced, register_translation_rule
@@ -67,9 +68,15 @@ def _nan_aware(op, nan_wins: bool):
     return impl
 
 
+def _guard_division(b, y, zero):
+    """The ``div`` run-time check (`runtime.checks`): NumPy warns where this gives 0."""
+    guard(b, "div", b.eq(y, zero), "integer division or modulo by zero")
+
+
 def _int_floor_divide(b, x, y):
     """Floor division rounding towards -inf; division by zero gives 0, as NumPy does."""
     zero = _zero(b, x)
+    _guard_division(b, y, zero)
     safe_y = b.select(b.eq(y, zero), full_like_value(b, 1, y), y)
     quotient = b.div(x, safe_y)
     if dtypes.is_unsigned(x.dtype):
@@ -106,6 +113,7 @@ def _remainder(b, x, y):
     if _is_float(x):
         return _float_divmod(b, x, y)[1]
     zero = _zero(b, x)
+    _guard_division(b, y, zero)
     safe_y = b.select(b.eq(y, zero), full_like_value(b, 1, y), y)
     remainder = b.rem(x, safe_y)
     if not dtypes.is_unsigned(x.dtype):
@@ -118,6 +126,7 @@ def _fmod(b, x, y):
     if _is_float(x):
         return b.rem(x, y)
     zero = _zero(b, x)
+    _guard_division(b, y, zero)
     safe_y = b.select(b.eq(y, zero), full_like_value(b, 1, y), y)
     return b.select(b.eq(y, zero), zero, b.rem(x, safe_y))
 

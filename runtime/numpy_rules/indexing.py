@@ -26,7 +26,9 @@ Where traced indices (known only when the program runs) differ from NumPy:
   wrap first, as in NumPy; then reads *clamp* into range (``x[7]`` of 5 elements reads
   ``x[4]``: XLA's gather and dynamic slice clamp), while writes are *dropped*
   (``y[7] = v`` leaves ``y`` unchanged, also for ``+=`` and for the out-of-range entries of
-  an index array): losing the write is better than corrupting a neighbour.
+  an index array): losing the write is better than corrupting a neighbour.  With the
+  opt-in ``index`` run-time check (``jit_ps(..., checks=True)``, `runtime.checks`) both
+  raise `PSCRuntimeIndexError` (an ``IndexError``) at the line when the call returns.
 * A traced boolean mask selects a data-dependent number of elements, so ``x[mask]`` is
   an error; ``x[mask] = v`` works (a ``select``) when ``v`` broadcasts over the selection.
 * With repeated indices, ``x[idx] = v`` writes one of the values, not necessarily the
@@ -41,6 +43,7 @@ import numpy as np
 
 from .. import dtypes
 from ..builder import Builder
+from ..checks import guard, is_active
 from ..errors import PSCIndexError, PSCShapeError, PSCTypeError, PSCValueError
 from ..ir import Value
 from ..translation import has_traced, register_translation_rule
@@ -349,12 +352,30 @@ def _traced_index(b: Builder, v: Value, size: int, dtype) -> Value:
     below ``-size`` stays negative, so out of range).  Out-of-range indices are left so:
     gather and the dynamic slices clamp them, a scatter drops their updates."""
     signed = dtypes.is_integer(v.dtype) and not dtypes.is_unsigned(v.dtype)
+    if is_active("index"):
+        _guard_index(b, v, size, signed)
     v = b.convert(v, dtype)
     if signed:
         zeros = b.broadcast_in_dim(b.constant(0, dtype), v.shape, ())
         wrapped = b.add(v, b.broadcast_in_dim(b.constant(size, dtype), v.shape, ()))
         v = b.select(b.lt(v, zeros), wrapped, v)
     return v
+
+
+def _guard_index(b: Builder, v: Value, size: int, signed: bool) -> None:
+    """The ``index`` run-time check (`runtime.checks`): NumPy raises ``IndexError`` for
+    an index outside ``[-size, size)``.  Compared in ``v``'s own dtype (a bound it cannot
+    hold, it cannot reach)."""
+    info = np.iinfo(v.dtype)
+    failed = None
+    if size <= info.max:
+        failed = b.ge(v, b.broadcast_in_dim(b.constant(size, v.dtype), v.shape, ()))
+    if signed and -size >= info.min:
+        low = b.lt(v, b.broadcast_in_dim(b.constant(-size, v.dtype), v.shape, ()))
+        failed = low if failed is None else b.or_(failed, low)
+    if failed is not None:
+        guard(b, "index", failed, f"a traced index is out of bounds for an axis of size "
+              f"{size}")
 
 
 def _component(b: Builder, entry, size: int, shape: tuple, dtype):

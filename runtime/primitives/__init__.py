@@ -11,11 +11,15 @@ module                primitives
 ``contractions``      ``dot_general``
 ``indexing``          ``dynamic_slice``, ``dynamic_update_slice``, ``gather``, ``scatter``
 ``control_flow``      ``while``, ``case``
+``guards``            ``check`` (run-time checks, `runtime.checks`)
+``callbacks``         ``debug_callback`` (host callbacks: `runtime.debugging`)
 ====================  ==========================================================
 
 Each module declares, for each of its primitives, the operand check and result type, the
 StableHLO lowering, the JVP, the VJP and the batching rule, side by side.
 """
-from . import contractions, control_flow, elementwise, indexing, reductions, shapes
+from . import (callbacks, contractions, control_flow, elementwise, guards, indexing,
+               reductions, shapes)
 
-__all__ = ["contractions", "control_flow", "elementwise", "indexing", "reductions", "shapes"]
+__all__ = ["callbacks", "contractions", "control_flow", "elementwise", "guards", "indexing", "reductions",
+           "shapes"]

@@ -43,9 +43,9 @@ def _check_dot_general(operands, attrs):
 def _lower_dot_general(p, op):
     a = op.attrs
     fields = dims_attr([("lhs_batching_dimensions", a["lhs_batch"]),
-                         ("rhs_batching_dimensions", a["rhs_batch"]),
-                         ("lhs_contracting_dimensions", a["lhs_contract"]),
-                         ("rhs_contracting_dimensions", a["rhs_contract"])])
+                        ("rhs_batching_dimensions", a["rhs_batch"]),
+                        ("lhs_contracting_dimensions", a["lhs_contract"]),
+                        ("rhs_contracting_dimensions", a["rhs_contract"])])
     p.generic(op, "dot_general", f"dot_dimension_numbers = #stablehlo.dot<{fields}>")
 
 

@@ -161,10 +161,10 @@ def _check_gather(operands, attrs):
 def _lower_gather(p, op):
     a = op.attrs
     fields = dims_attr([("offset_dims", a["offset_dims"]),
-                         ("collapsed_slice_dims", a["collapsed_slice_dims"]),
-                         ("operand_batching_dims", a["operand_batching_dims"]),
-                         ("start_indices_batching_dims", a["start_indices_batching_dims"]),
-                         ("start_index_map", a["start_index_map"])])
+                        ("collapsed_slice_dims", a["collapsed_slice_dims"]),
+                        ("operand_batching_dims", a["operand_batching_dims"]),
+                        ("start_indices_batching_dims", a["start_indices_batching_dims"]),
+                        ("start_index_map", a["start_index_map"])])
     sep = ", " if fields else ""
     p.generic(op, "gather",
               f"dimension_numbers = #stablehlo.gather<{fields}{sep}index_vector_dim = "
@@ -275,10 +275,10 @@ def _lower_scatter(p, op):
         combine = binary_body(SCATTER_COMBINERS[a["mode"]])
     body = p.scalar_body(x.dtype, combine, op)
     fields = dims_attr([("update_window_dims", a["update_window_dims"]),
-                         ("inserted_window_dims", a["inserted_window_dims"]),
-                         ("input_batching_dims", a["input_batching_dims"]),
-                         ("scatter_indices_batching_dims", a["scatter_indices_batching_dims"]),
-                         ("scatter_dims_to_operand_dims", a["scatter_dims_to_operand_dims"])])
+                        ("inserted_window_dims", a["inserted_window_dims"]),
+                        ("input_batching_dims", a["input_batching_dims"]),
+                        ("scatter_indices_batching_dims", a["scatter_indices_batching_dims"]),
+                        ("scatter_dims_to_operand_dims", a["scatter_dims_to_operand_dims"])])
     sep = ", " if fields else ""
     p.generic(op, "scatter",
               f"scatter_dimension_numbers = #stablehlo.scatter<{fields}{sep}index_vector_dim = "
