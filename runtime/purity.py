@@ -63,7 +63,9 @@ RANDOM_HINT = ("a random draw made while building would be the same on every cal
                "the numbers outside the jit_ps function and pass them in as an argument")
 _IO_HINT = ("it would run once, while the program is built: call it outside the jit_ps "
             "function (return the value and use it there)")
-_PRINT_HINT = "return the value and print it outside the jit_ps function"
+_PRINT_HINT = ("use transpiler.debug_print(fmt, *args), which prints on every call from "
+               "inside the compiled program (as jax.debug.print), or return the value and "
+               "print it outside the jit_ps function")
 
 _marked: dict[int, object] = {}   # id -> object marked pure that cannot take an attribute
 

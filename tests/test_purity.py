@@ -131,7 +131,7 @@ STATIC_IMPURE = [
     (clock, "time.time", "time.time reads a clock", "outside the jit_ps function"),
     (perf_counter, "time.perf_counter", "time.perf_counter reads a clock", "outside"),
     (environment, "getcwd", "os.getcwd has side effects", "outside"),
-    (prints, "print(y)", "print() does I/O", "print it outside the jit_ps function"),
+    (prints, "print(y)", "print() does I/O", "transpiler.debug_print(fmt, *args)"),
     (opens, "open(", "open() does file I/O", "outside"),
     (reads_input, "input()", "input() reads from the user", "outside"),
     (local_random_import, "random.random", "random.random draws random numbers",
