@@ -58,6 +58,20 @@ def _rewrite(node, used: set[str]):
     return None
 
 
+def function_import(node) -> list:
+    """A function-local import (``import numpy as np`` inside the function) as the build
+    function writes it: NumPy bound to the mirror, as for module-level imports, so traced
+    values still work; the decorator is dropped (an import left empty becomes nothing)."""
+    if isinstance(node, gast.Import):
+        used = {_bound_name(alias) for alias in node.names}
+    else:
+        used = {alias.asname or alias.name for alias in node.names}
+    rewritten = _rewrite(node, used)
+    if rewritten is None:
+        return []
+    return rewritten if isinstance(rewritten, list) else [rewritten]
+
+
 def module_imports(module_ast: gast.Module | None, used: set[str]) -> list:
     """Rewritten top-level imports of ``module_ast`` that bind a name in ``used``."""
     if module_ast is None:

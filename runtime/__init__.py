@@ -21,6 +21,9 @@ from .errors import (PSCAttributeError, PSCError, PSCFloatingPointError, PSCInde
 from .inplace import augassign, inplace_fill, inplace_sort
 from .ir import Computation, Value
 from .calls import getitem, set_transpile_hook, setitem, transpiled
+from .calls import checked
+from .errors import PSCImpureCallError
+from .purity import pure
 from .lax import cond, fori_loop, static_range, switch, while_loop
 from .signature import LeafSpec, Signature, signature_of
 from .staged import StagedFunction, staged
@@ -42,3 +45,4 @@ __all__ = [
     "PSCFloatingPointError", "PSCAttributeError", "PSCKeyError", "PSCZeroDivisionError",
     "PSCWarning",
 ]
+__all__ += ["PSCImpureCallError", "checked", "pure"]   # issue 11: purity

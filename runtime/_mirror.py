@@ -7,8 +7,9 @@ import types
 import numpy as np
 
 from .context import current_builder, has_builder
-from .errors import PSCAttributeError, PSCUnsupportedCallError
+from .errors import PSCAttributeError, PSCImpureCallError, PSCUnsupportedCallError
 from .numpy_rules._core import ufunc_outer
+from .purity import NUMPY_RANDOM, impure_qualname
 from .translation import has_traced, lookup_rule, registered_names, translate_numpy
 
 
@@ -164,6 +165,27 @@ def mirror_attribute(module, module_name: str, name: str):
             return __import__(f"runtime.numpy_api.{name}", fromlist=["_"])
         except ImportError:
             return mirror_module(value, qualified)
+    if module_name == NUMPY_RANDOM or module_name.startswith(NUMPY_RANDOM + "."):
+        if callable(value) and not isinstance(value, type):   # (types: for isinstance)
+            return _refused_while_building(value, qualified)
+        return value
     if callable(value) and not isinstance(value, type):
         return mirror_function(value, qualified)
     return value
+
+
+def _refused_while_building(fn, qualified_name: str):
+    """``np.random.*`` as generated code sees it, however it was reached (``r =
+    np.random; r.normal()``): a random draw made while building would be frozen into the
+    program, so it is a `PSCImpureCallError` at the line (the front end refuses the calls
+    it can resolve before anything runs)."""
+    @functools.wraps(fn)
+    def refused(*args, **kwargs):
+        if not has_builder():
+            return fn(*args, **kwargs)
+        why, hint = impure_qualname(qualified_name)
+        raise current_builder().error(
+            PSCImpureCallError, f"{why}: PSC functions run once, while their program is "
+            "built, so the call would not happen again on later calls", hint)
+    refused.__psc_mirror_of__ = fn
+    return refused

@@ -11,11 +11,13 @@ import types
 import numpy as np
 
 from .context import current_builder
-from .errors import PSCSyntaxError, PSCTypeError, PSCUnsupportedCallError
+from .errors import PSCImpureCallError, PSCSyntaxError, PSCTypeError, PSCUnsupportedCallError
 from .ir import Value
+from .purity import impurity, is_known_pure
 from .translation import has_traced, is_numpy_function, lookup_rule, translate, translate_numpy
 
 _transpile_hook = None        # set by the transpiler: python function -> build function
+_purity_hook = None           # set by the transpiler: raises if a helper's body is impure
 GENERATED_PREFIX = "<psc-generated"   # file name prefix of code compiled from generated text
 _active = threading.local()   # functions being inlined now (recursion check)
 
@@ -26,6 +28,13 @@ def set_transpile_hook(hook) -> None:
     _transpile_hook = hook
 
 
+def set_purity_hook(hook) -> None:
+    """Install the check a Python helper called with static arguments gets before it runs
+    as plain Python (its body must not be impure either: it runs once, while building)."""
+    global _purity_hook
+    _purity_hook = hook
+
+
 def transpiled(fn):
     """``fn`` as PSC code calls it: inlined into the computation being built.
 
@@ -33,8 +42,11 @@ def transpiled(fn):
     method, or ``functools.partial`` of one) is built in place, transpiled on first use;
     a class is called as it is (it builds containers).  A plain function called with only
     static arguments just runs.  Anything else given a traced argument is an error: it is
-    neither a primitive nor source the transpiler can read.
+    neither a primitive nor source the transpiler can read.  An impure callable
+    (`runtime.purity`: ``np.random.*``, ``time.time``, a ``Generator``'s methods...) is
+    refused whatever its arguments: it would run once, while the program is built.
     """
+    _refuse_impure(fn)
     if lookup_rule(fn) is not None:
         # NumPy functions give strong results; builtins (abs, divmod) keep Python's types.
         apply = translate_numpy if is_numpy_function(fn) else translate
@@ -61,8 +73,33 @@ def transpiled(fn):
     return _opaque(fn)
 
 
+def checked(fn):
+    """``fn`` itself, once it is known not to be impure: generated code calls a method of
+    a static argument or of a global (``rng.normal(...)``) through it, since which object
+    it is only shows at build time."""
+    _refuse_impure(fn)
+    return fn
+
+
+def _refuse_impure(fn) -> None:
+    found = impurity(fn)
+    if found is not None:
+        why, hint = found
+        raise current_builder().error(
+            PSCImpureCallError, f"{why}: PSC functions run once, while their program is "
+            "built, so the call would not happen again on later calls", hint)
+
+
 def _opaque(fn):
     def call(*args, **kwargs):
+        if not is_known_pure(fn):
+            name = getattr(fn, "__qualname__", None) or repr(fn)
+            raise current_builder().error(
+                PSCImpureCallError, f"{name} is not known to be pure: it would run once, "
+                "while the program is built, and its result would be reused by every "
+                "later call", "if its result depends on its arguments alone, mark it with "
+                "transpiler.pure; otherwise call it outside the jit_ps function and pass "
+                "the result in")
         if has_traced((args, kwargs)):
             name = getattr(fn, "__qualname__", None) or repr(fn)
             raise current_builder().error(
@@ -77,6 +114,8 @@ def _opaque(fn):
 def _inlined(fn, build, plain):
     def call(*args, **kwargs):
         if plain is not None and not has_traced((args, kwargs)):
+            if _purity_hook is not None:
+                _purity_hook(plain)
             return plain(*args, **kwargs)
         active = _active.__dict__.setdefault("functions", [])
         if fn in active:

@@ -171,6 +171,14 @@ class PSCUnsupportedCallError(PSCError, NotImplementedError):
     kind = "unsupported call"
 
 
+class PSCImpureCallError(PSCUnsupportedCallError):
+    """A call with a side effect or a fresh result on each call (``np.random.normal``,
+    ``time.time``, ``print``, mutating a global): it would run once, while the program is
+    built, and its effect or value would be frozen into every later call."""
+
+    kind = "impure call"
+
+
 class PSCInternalError(PSCError, RuntimeError):
     """A bug in psc-transpiler itself (generated code that does not compile...), reported
     at the user's function so that it is never a bare Python error from generated code."""

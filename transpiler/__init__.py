@@ -21,6 +21,15 @@ from . import config
 from .api import PSCFunction, jit_ps
 from .version import __version__
 
+# issue 11, purity: `pure` marks a callable PSC code may call while building; Python helpers
+# that PSC code calls with static arguments run as plain Python, their bodies checked for
+# purity first (the hook is installed here, as `api` installs the transpile hook, so that
+# `runtime` never imports `transpiler`).
+from runtime import PSCImpureCallError, pure
+from runtime.calls import set_purity_hook as _set_purity_hook
+from .checks import check_helper_purity as _check_helper_purity
+_set_purity_hook(_check_helper_purity)
+
 __all__ = [
     "PSCAttributeError", "PSCError", "PSCFloatingPointError", "PSCFunction", "PSCIndexError",
     "PSCKeyError", "PSCNameError", "PSCOverflowError", "PSCResourceError", "PSCRuntimeError",
@@ -31,3 +40,4 @@ __all__ = [
     "jacrev", "jit_ps", "jvp", "register_translation_rule", "static_range", "switch",
     "value_and_grad", "vjp", "while_loop",
 ]
+__all__ += ["PSCImpureCallError", "pure"]

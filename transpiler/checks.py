@@ -5,14 +5,21 @@ Each message names the construct and each hint says what to write instead.
 """
 from __future__ import annotations
 
+import os
+import sysconfig
+import types
+import weakref
+
 import gast
 
-from runtime.errors import PSCSyntaxError
+from runtime.errors import PSCImpureCallError, PSCNameError, PSCSyntaxError
 from runtime.public_names import DECORATOR
+from runtime.purity import MUTATING_METHODS, impure_qualname
 
-from .analysis.activity import scope_of
+from .analysis.activity import analyze_scopes, scope_of
 from .analysis.binding_time import is_inplace_method_call
-from .analysis.resolve import Kind, resolution_of
+from .analysis.resolve import Kind, RuntimeResolver, annotate_names, resolution_of
+from .source import function_source
 
 _UNSUPPORTED = {
     gast.Yield: ("generators are not PSC functions", "return an array instead of yielding"),
@@ -32,31 +39,29 @@ _UNSUPPORTED = {
     gast.ClassDef: ("classes cannot be defined inside PSC functions",
                     "define the class at module level"),
     gast.Delete: ("del is not supported in PSC functions", "rebind the name instead"),
-    gast.Import: ("imports inside PSC functions are not supported",
-                  "import at module level"),
-    gast.ImportFrom: ("imports inside PSC functions are not supported",
-                      "import at module level"),
 }
-_SIDE_EFFECTS = {"builtins.print": "print has a side effect, which PSC functions cannot have",
-                 "builtins.input": "input() reads from the user at run time",
-                 "builtins.open": "open() does I/O",
-                 "builtins.exec": "exec() runs code the transpiler cannot see",
+# (print, input, open, np.random.*, time.*...: impure calls, `runtime.purity`)
+_SIDE_EFFECTS = {"builtins.exec": "exec() runs code the transpiler cannot see",
                  "builtins.eval": "eval() runs code the transpiler cannot see",
-                 "builtins.breakpoint": "breakpoint() cannot stop a compiled program",
                  "builtins.globals": "globals() exposes mutable module state",
                  "builtins.setattr": "setattr() mutates an object",
                  "builtins.delattr": "delattr() mutates an object"}
 
 
 class _SubsetChecker(gast.NodeVisitor):
-    def __init__(self, source, function: gast.FunctionDef, static=frozenset()):
+    def __init__(self, source, function: gast.FunctionDef, static=frozenset(),
+                 nested: bool = False):
         self.source = source
         self.function = function
         self.scope = scope_of(function)
         self.parameters = set(self.scope.parameters)
         self.static = set(static)
+        self.nested = nested      # a def inside the PSC function: its caller is PSC code
         self.assigned: set[str] = set()
         self.aliases: set[str] = set()
+        self.outside: set[str] = set()   # names bound to a global's (or closure's) object
+        self.top_level = {id(statement) for statement in function.body}
+        self.augmented_only = _bound_only_by_augmented_assignment(function, self.scope)
 
     def fail(self, node, message: str, hint: str | None = None):
         raise PSCSyntaxError(message, self.source.location(node), hint)
@@ -67,9 +72,36 @@ class _SubsetChecker(gast.NodeVisitor):
             self.fail(node, *found)
         super().generic_visit(node)
 
+    def visit_Import(self, node):
+        """``import math`` / ``from math import pi`` in the function: a static binding, run
+        while the program is built as Python runs it (kept in the build function)."""
+        if id(node) not in self.top_level:
+            self.fail(node, "an import inside a loop, branch or other block is not "
+                            "supported in PSC functions",
+                      "import at the top of the function body, or at module level")
+        if isinstance(node, gast.ImportFrom) and node.level:
+            self.fail(node, "a relative import inside a PSC function is not supported "
+                            "(the generated module lives in another package)",
+                      "import at module level")
+
+    visit_ImportFrom = visit_Import
+
     def visit_Call(self, node):
         self._check_inplace_method(node)
+        self._check_mutating_method(node)
         resolved = resolution_of(node.func)
+        impure = impure_qualname(resolved.qualname) if resolved is not None and \
+            resolved.kind in (Kind.NUMPY, Kind.MODULE, Kind.BUILTIN) else None
+        if impure is not None:
+            why, hint = impure
+            raise PSCImpureCallError(
+                f"{why}: PSC functions run once, while their program is built, so the "
+                "call would not happen again on later calls", self.source.location(node),
+                hint)
+        self._check_subset_call(node, resolved)
+        self.generic_visit(node)
+
+    def _check_subset_call(self, node, resolved) -> None:
         if resolved is not None and resolved.qualname in _SIDE_EFFECTS:
             self.fail(node, _SIDE_EFFECTS[resolved.qualname],
                       "return the value from the jit_ps function and use it outside")
@@ -77,7 +109,6 @@ class _SubsetChecker(gast.NodeVisitor):
                 resolved.qualname.endswith("." + DECORATOR):
             self.fail(node, "jit_ps cannot be applied inside a PSC function",
                       "decorate the helper at module level; calls to it are inlined")
-        self.generic_visit(node)
 
     def visit_Assign(self, node):
         self.visit(node.value)
@@ -85,6 +116,7 @@ class _SubsetChecker(gast.NodeVisitor):
             self._check_target(target)
             self.visit(target)
         aliased = self._may_view_argument(node.value)
+        outside = self._may_be_outside_object(node.value)
         self._note_assigned(node.targets)
         for target in node.targets:
             if isinstance(target, gast.Name):
@@ -92,9 +124,34 @@ class _SubsetChecker(gast.NodeVisitor):
                     self.aliases.add(target.id)
                 else:
                     self.aliases.discard(target.id)
+                if outside:
+                    self.outside.add(target.id)
+                else:
+                    self.outside.discard(target.id)
+
+    def _may_be_outside_object(self, value) -> bool:
+        """Is ``value`` a global's (or closure variable's) object or a part of one
+        (``COUNTER``, ``STATE["log"]``, ``CONFIG.items``), which a mutating method call
+        would change for everyone?"""
+        while isinstance(value, (gast.Subscript, gast.Attribute)):
+            value = value.value
+        if not isinstance(value, gast.Name):
+            return False
+        if value.id in self.outside:
+            return True
+        resolved = resolution_of(value)
+        return resolved is not None and resolved.kind in (Kind.VALUE, Kind.UNKNOWN)
 
     def visit_AugAssign(self, node):
         self.visit(node.value)
+        if isinstance(node.target, gast.Name) and node.target.id in self.augmented_only:
+            name, op = node.target.id, _OPERATOR_TEXT.get(type(node.op), '?')
+            raise PSCNameError(
+                f"`{name} {op}= ...` reads {name!r} before the function gives it a value: "
+                f"assigning makes {name!r} a local variable (Python raises "
+                "UnboundLocalError), and PSC functions cannot update a module variable",
+                self.source.location(node.target),
+                f"pass {name} in as an argument and return `{name} {op} ...` as a result")
         self._check_target(node.target, f"{_OPERATOR_TEXT.get(type(node.op), '?')}=")
         target = node.target
         if isinstance(target, gast.Name) and target.id in self._argument_aliases():
@@ -195,15 +252,17 @@ class _SubsetChecker(gast.NodeVisitor):
         """Either branch may run: after the ``if`` a name may alias an argument if it may
         on one path, and a parameter is rebound only if it is on both."""
         self.visit(node.test)
-        before = (set(self.assigned), set(self.aliases))
+        before = (set(self.assigned), set(self.aliases), set(self.outside))
         for statement in node.body:
             self.visit(statement)
-        after_body = (self.assigned, self.aliases)
-        self.assigned, self.aliases = set(before[0]), set(before[1])
+        after_body = (self.assigned, self.aliases, self.outside)
+        self.assigned, self.aliases, self.outside = (set(before[0]), set(before[1]),
+                                                     set(before[2]))
         for statement in node.orelse:
             self.visit(statement)
         self.assigned &= after_body[0]
         self.aliases |= after_body[1]
+        self.outside |= after_body[2]
 
     def _note_assigned(self, targets):
         for target in targets:
@@ -226,6 +285,11 @@ class _SubsetChecker(gast.NodeVisitor):
     def _check_modified(self, name: str, node, what: str) -> None:
         """``what`` (an element assignment, an in-place method) modifies ``name`` in
         place: refused for an argument and for a name that is not this function's own."""
+        if name in self.outside:
+            self.fail(node, f"{what} would modify a global's (or closure variable's) "
+                            f"object in place ({name!r} is bound to it): PSC functions "
+                            "may not modify globals",
+                      f"copy it first (`{name} = {name}.copy()`) and return what you built")
         if name in self.parameters and name not in self.assigned:
             self.fail(node, f"{what} would modify the argument {name!r} in place",
                       f"copy it first (`{name} = {name}.copy()`) or build a new array")
@@ -251,11 +315,33 @@ class _SubsetChecker(gast.NodeVisitor):
         if is_inplace_method_call(node):
             self._check_modified(func.value.id, node, f"`{func.value.id}.{func.attr}(...)`")
 
+    def _check_mutating_method(self, node) -> None:
+        """``COUNTER.append(1)``, ``STATE["log"].extend(v)``, ``params.pop()``: a method
+        that modifies its object, called on an argument or on a global's object, would
+        run once while the program is built (and change the caller's object)."""
+        func = node.func
+        if not (isinstance(func, gast.Attribute) and func.attr in MUTATING_METHODS and
+                resolution_of(func) is None):
+            return
+        base = func.value
+        while isinstance(base, (gast.Subscript, gast.Attribute)):
+            base = base.value
+        if not isinstance(base, gast.Name) or resolution_of(base) is not None and \
+                resolution_of(base).kind not in (Kind.VALUE, Kind.UNKNOWN):
+            return   # a module's function (np.sort), a call's result...
+        name = base.id
+        what = f"`{gast.unparse(func).strip()}(...)`"
+        if self.nested and self.scope.is_local(name) and name not in self.outside:
+            # a def inside the PSC function updating its caller's local list: build-time
+            # Python on an object the PSC function owns
+            return
+        self._check_modified(name, node, what)
+
     def visit_FunctionDef(self, node):
         if node is not self.function:
             for decorator in node.decorator_list:
                 self.visit(decorator)
-            _SubsetChecker(self.source, node, self.static).visit_body(node)
+            type(self)(self.source, node, self.static, nested=True).visit_body(node)
             return
         self.visit_body(node)
 
@@ -278,6 +364,146 @@ _OPERATOR_TEXT = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/",
                   gast.RShift: ">>"}
 
 
+def _bound_only_by_augmented_assignment(function, scope) -> set[str]:
+    """Names the function binds, but only as ``name op= ...`` targets (never a parameter,
+    an assignment, a loop target, an import...): Python raises UnboundLocalError there."""
+    augmented_targets = {id(node.target) for node in gast.walk(function)
+                         if isinstance(node, gast.AugAssign) and
+                         isinstance(node.target, gast.Name)}
+    augmented, other = set(), set(scope.parameters)
+    for node in gast.walk(function):
+        if isinstance(node, gast.Name) and not isinstance(node.ctx, gast.Load):
+            (augmented if id(node) in augmented_targets else other).add(node.id)
+        elif isinstance(node, gast.FunctionDef):
+            other.add(node.name)
+        elif isinstance(node, (gast.Import, gast.ImportFrom)):
+            other.update(a.asname or a.name.split(".")[0] for a in node.names)
+    return augmented - other
+
+
 def check_subset(source, function: gast.FunctionDef, static_argnames=()) -> None:
     """Raise a `PSCSyntaxError` at the first construct outside the PSC subset."""
     _SubsetChecker(source, function, static_argnames).visit(function)
+
+
+# --- helpers called with static arguments ----------------------------------------------------
+#
+# A plain Python helper that a PSC function calls with static arguments only is simply
+# called (`runtime.calls.transpiled`): it is build-time Python.  Its body is checked for
+# purity all the same (impure calls, mutation of globals), and so are the Python helpers it
+# calls in turn: ``noise(x.shape)`` calling ``np.random.normal`` would otherwise be frozen
+# into the program like a direct call.  Library code (the standard library, installed
+# packages) is trusted: caches and warnings there are not the user's side effects.
+
+class _PurityChecker(_SubsetChecker):
+    """Only the purity rules of `_SubsetChecker`: the helper runs as Python, so any syntax
+    is fine, and what it does to its own arguments is its caller's business."""
+
+    def generic_visit(self, node):
+        gast.NodeVisitor.generic_visit(self, node)
+
+    def visit_Import(self, node):
+        pass
+
+    visit_ImportFrom = visit_Import
+
+    def _check_subset_call(self, node, resolved) -> None:
+        pass
+
+    def _check_target(self, target, assignment: str = "="):
+        if isinstance(target, gast.Subscript):
+            super()._check_target(target, assignment)
+
+    def _argument_aliases(self) -> set[str]:
+        return set()
+
+    def _check_modified(self, name: str, node, what: str) -> None:
+        if name in self.outside or not self.scope.is_local(name):
+            super()._check_modified(name, node, what)
+
+    def _check_inplace_method(self, node) -> None:
+        pass   # `_check_mutating_method` covers sort/fill on what the helper does not own
+
+
+_checked_helpers: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_TRUSTED_PATHS = tuple(os.path.realpath(sysconfig.get_paths()[key]) + os.sep
+                       for key in ("stdlib", "purelib", "platlib"))
+_PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.realpath(__file__))) + os.sep
+_PROJECT_PACKAGES = tuple(_PROJECT_ROOT + package + os.sep
+                          for package in ("runtime", "transpiler", "emit"))
+
+
+def check_helper_purity(fn) -> None:
+    """Raise a `PSCError` at the first impure call or global mutation in the Python
+    function ``fn`` or a Python helper it calls (once per function object)."""
+    pending = [fn]
+    while pending:
+        current = pending.pop()
+        if not _needs_check(current):
+            continue
+        _checked_helpers[current] = True   # before checking: recursion ends here
+        parsed = _parsed(current)
+        if parsed is None:
+            continue
+        source, tree = parsed
+        try:
+            _PurityChecker(source, tree).visit(tree)
+        except Exception:
+            del _checked_helpers[current]   # a later call reports it again
+            raise
+        pending.extend(_python_callees(current, tree))
+
+
+def _needs_check(fn) -> bool:
+    if not isinstance(fn, types.FunctionType) or getattr(fn, "__psc_pure__", False):
+        return False
+    if fn in _checked_helpers:
+        return False
+    filename = fn.__code__.co_filename
+    return not filename.startswith("<") and \
+        not os.path.realpath(filename).startswith(_TRUSTED_PATHS + _PROJECT_PACKAGES)
+
+
+def _parsed(fn):
+    try:
+        source = function_source(fn)
+        tree = source.parse()
+    except (PSCSyntaxError, OSError, TypeError, SyntaxError):
+        return None   # no source to read: nothing to check
+    if not isinstance(tree, gast.FunctionDef):
+        return None
+    analyze_scopes(tree)
+    annotate_names(tree, RuntimeResolver(fn.__globals__, _closure_of(fn)))
+    return source, tree
+
+
+def _closure_of(fn) -> dict:
+    values = {}
+    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+        try:
+            values[name] = cell.cell_contents
+        except ValueError:
+            pass
+    return values
+
+
+def _python_callees(fn, tree) -> list:
+    """The Python functions ``tree`` (``fn``'s source) calls by a global or closure name
+    (``helper(...)``, ``module.helper(...)``)."""
+    closure = _closure_of(fn)
+    found = []
+    for node in gast.walk(tree):
+        if not isinstance(node, gast.Call) or resolution_of(node.func) is None:
+            continue
+        path, func = [], node.func
+        while isinstance(func, gast.Attribute):
+            path.append(func.attr)
+            func = func.value
+        if not isinstance(func, gast.Name):
+            continue
+        value = closure.get(func.id, fn.__globals__.get(func.id))
+        for attr in reversed(path):
+            value = getattr(value, attr, None)
+        if isinstance(value, types.FunctionType):
+            found.append(value)
+    return found

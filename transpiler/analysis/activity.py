@@ -19,6 +19,8 @@ class Scope:
     functions: set[str] = dataclasses.field(default_factory=set)  # bound only by def/lambda
     read: set[str] = dataclasses.field(default_factory=set)
     parent: "Scope | None" = None
+    # names bound only by a function-local import -> the qualified name they denote
+    imports: dict = dataclasses.field(default_factory=dict)
 
     def is_local(self, name: str) -> bool:
         scope = self
@@ -27,6 +29,18 @@ class Scope:
                 return True
             scope = scope.parent
         return False
+
+    def imported(self, name: str) -> str | None:
+        """The qualified name ``name`` denotes when the innermost scope binding it binds it
+        by a function-local import alone (``import math``, ``from math import pi``)."""
+        scope = self
+        while scope is not None:
+            if name in scope.parameters:
+                return None
+            if name in scope.bound:
+                return scope.imports.get(name)
+            scope = scope.parent
+        return None
 
     def is_local_function(self, name: str) -> bool:
         scope = self
@@ -72,6 +86,25 @@ class _ScopeBuilder(gast.NodeVisitor):
             return
         self.generic_visit(node)
 
+    def visit_Import(self, node):
+        for alias in node.names:
+            if alias.asname:
+                self._bind_import(alias.asname, alias.name)
+            else:   # `import a.b` binds `a`
+                root = alias.name.split(".")[0]
+                self._bind_import(root, root)
+
+    def visit_ImportFrom(self, node):
+        for alias in node.names:
+            qualname = f"{node.module}.{alias.name}" if node.module and not node.level \
+                else None
+            self._bind_import(alias.asname or alias.name, qualname)
+
+    def _bind_import(self, name: str, qualname: str | None) -> None:
+        self.scope.bound.add(name)
+        if qualname is not None:
+            self.scope.imports[name] = qualname
+
     def visit_FunctionDef(self, node):
         for default in node.args.defaults + node.args.kw_defaults:
             if default is not None:
@@ -103,7 +136,9 @@ class _ScopeBuilder(gast.NodeVisitor):
     visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _comprehension
 
     def finish(self):
-        self.scope.functions -= self._non_function_bindings
+        self.scope.functions -= self._non_function_bindings | set(self.scope.imports)
+        for name in self._non_function_bindings & set(self.scope.imports):
+            del self.scope.imports[name]   # also assigned: not a static binding
 
 
 def analyze_scopes(node, parent: Scope | None = None) -> Scope:

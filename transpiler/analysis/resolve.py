@@ -16,6 +16,7 @@ import types
 import gast
 
 from runtime import qualified_name
+from runtime.purity import display_name, impurity
 from runtime.public_names import PACKAGES, PRIMITIVES, STATIC_RANGE
 
 from ..anno import Anno, getanno, setanno
@@ -82,6 +83,8 @@ def classify_value(value) -> Resolution:
     name = getattr(value, "__name__", None)
     if name and getattr(builtins, name, None) is value:
         return Resolution(Kind.BUILTIN, f"builtins.{name}")
+    if _impure(value):   # `from random import random`, `from numpy.random import normal`
+        return Resolution(Kind.MODULE, display_name(value))
     registered = qualified_name(value)
     if registered is not None:
         kind = Kind.NUMPY if registered.startswith("numpy.") else Kind.RULE
@@ -92,6 +95,13 @@ def classify_value(value) -> Resolution:
     if isinstance(value, (types.FunctionType, types.MethodType)):
         return Resolution(Kind.USER_FUNCTION, f"{module}.{value.__qualname__}")
     return Resolution(Kind.VALUE, None)
+
+
+def _impure(value) -> bool:
+    try:
+        return callable(value) and impurity(value) is not None
+    except Exception:   # an object whose attributes cannot be read: not one we know
+        return False
 
 
 class StaticResolver:
@@ -140,8 +150,14 @@ class _NameAnnotator(ScopedVisitor):
         self.resolver = resolver
 
     def visit_Name(self, node):
-        if isinstance(node.ctx, gast.Load) and not self.scope.is_local(node.id):
+        if not isinstance(node.ctx, gast.Load):
+            return
+        if not self.scope.is_local(node.id):
             setanno(node, Anno.RESOLVED, self.resolver.resolve(node.id))
+            return
+        imported = self.scope.imported(node.id)
+        if imported is not None:   # `import math` in the function: as a module-level one
+            setanno(node, Anno.RESOLVED, Resolution(_classify_qualname(imported), imported))
 
     def visit_Attribute(self, node):
         self.generic_visit(node)

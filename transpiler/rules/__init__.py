@@ -12,6 +12,7 @@ from .build_function import BuildFunction
 from .calls import TranspiledCalls
 from .conditionals import Conditionals
 from .inplace_methods import InPlaceMethods
+from .local_imports import LocalImports
 from .logical_expressions import LogicalExpressions
 from .loops import Loops
 from .return_statements import ReturnStatements
@@ -21,6 +22,9 @@ from .subscript_assignment import SubscriptAssignment
 REANALYZE = "reanalyze"
 
 PIPELINE = [
+    # Independent of every other rule (it only rewrites import statements, which the
+    # subset check allows at the top of a function body only): first.
+    LocalImports,
     # Element updates first: the calls they write (`psc.setitem`, `slice`) carry no
     # resolution, which TranspiledCalls takes as "written by a rule" and leaves alone.
     SubscriptAssignment,
@@ -54,5 +58,5 @@ PIPELINE = [
 ]
 
 __all__ = ["PIPELINE", "REANALYZE", "AugmentedAssignment", "BreakContinue", "BuildFunction",
-           "Conditionals", "InPlaceMethods", "LogicalExpressions", "Loops", "ReturnStatements",
+           "Conditionals", "InPlaceMethods", "LocalImports", "LogicalExpressions", "Loops", "ReturnStatements",
            "StaticSubscripts", "SubscriptAssignment", "TranspiledCalls"]

@@ -8,7 +8,10 @@ builtins, other modules (``math``, static arguments only), the explicit primitiv
 methods, and functions defined inside the PSC function itself (their bodies are part of
 the code being transpiled).  A call into another module (``math.sqrt(n)``) stays as written
 when binding-time analysis finds its arguments static, and goes through
-``psc.transpiled`` (which rejects it clearly if it cannot be staged) when one is traced.
+``psc.transpiled`` (which rejects it clearly if it cannot be staged) when one is traced,
+or when the module is not on `runtime.purity`'s allow-list (``math``...).  A method of a
+static argument or of a global (``rng.normal(...)``) becomes ``psc.checked(rng.normal)(...)``,
+which refuses it at build time if it is impure (a NumPy ``Generator``'s, ``random``'s).
 
 >>> from transpiler.doctest_helpers import demo
 >>> print(demo(TranspiledCalls, '''
@@ -30,6 +33,7 @@ from __future__ import annotations
 import gast
 
 from runtime import lookup_rule
+from runtime.purity import PURE_MODULES
 
 from ..analysis.activity import scope_of
 from ..anno import Anno, BindingTime, getanno
@@ -62,12 +66,28 @@ class TranspiledCalls(Rule):
         resolved = resolution_of(func)
         if resolved is not None:
             if resolved.kind is Kind.MODULE:   # math.sqrt(n): fine on static arguments
-                return lookup_rule(resolved.qualname) is not None or self._traced_args
+                return lookup_rule(resolved.qualname) is not None or self._traced_args \
+                    or _unvetted_module(resolved.qualname)
             return resolved.kind in _CALL_THROUGH
         if isinstance(func, gast.Name) and self.scopes[-1].is_local(func.id):
             # a local holding a function (a static argument): unless defined right here
             return not self.scopes[-1].is_local_function(func.id)
         return False   # a method, a call's result, or a name a rule wrote (slice, psc...)
+
+    def _method_of_outside_object(self, func) -> bool:
+        """``rng.normal`` / ``CONFIG.get``: a method of a static argument or of a global,
+        whose purity only shows at build time (`runtime.calls.checked`)."""
+        if not (isinstance(func, gast.Attribute) and resolution_of(func) is None and
+                isinstance(func.value, gast.Name)):
+            return False
+        owner = func.value
+        resolved = resolution_of(owner)
+        if resolved is not None:
+            return resolved.kind in (Kind.VALUE, Kind.UNKNOWN)
+        shadowed = any(owner.id in s.parameters or owner.id in s.bound
+                       for s in self.scopes[1:])
+        return owner.id in self.scopes[0].parameters and not shadowed and \
+            getanno(owner, Anno.BINDING_TIME) is BindingTime.STATIC
 
     def visit_Call(self, node):
         self.generic_visit(node)
@@ -76,4 +96,13 @@ class TranspiledCalls(Rule):
             for arg in [*node.args, *(k.value for k in node.keywords)])
         if self._needs_transpiling(node.func):
             node.func = runtime_call(self.context.runtime_alias, "transpiled", node.func)
+        elif self._method_of_outside_object(node.func):
+            node.func = runtime_call(self.context.runtime_alias, "checked", node.func)
         return node
+
+
+def _unvetted_module(qualname: str) -> bool:
+    """A function of a module not on `runtime.purity`'s allow-list: `runtime.transpiled`
+    inlines it if it is Python source, and refuses it if it is opaque and not marked
+    pure (a static call of it would run once, while the program is built)."""
+    return qualname.split(".")[0] not in PURE_MODULES
