@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -52,8 +53,23 @@ def campaign(examples: int, start_seed: int, focus=None, disabled=(), shrink=Tru
                                               failure.program) from None
 
     phases = [Phase.generate] + ([Phase.shrink] if shrink else [])
+    try:
+        _rounds(test, examples, start_seed, focus, disabled, phases, found, out,
+                lambda: count)
+        interrupted = ""
+    except KeyboardInterrupt:           # Ctrl-C (or a parent's SIGINT): report the count
+        interrupted = " (interrupted)"
+    print(f"\n{count} programs, {len(found)} failure classes{interrupted}", file=out)
+    for kind in found:
+        print(f"  {kind}", file=out)
+    return found
+
+
+def _rounds(test, examples, start_seed, focus, disabled, phases, found, out, counted):
+    """Hypothesis rounds until ``examples`` programs have run (``counted()``)."""
     round_ = 0
-    while count < examples:
+    while counted() < examples:
+        count = counted()
         budget = examples - count
         runner = settings(max_examples=budget, database=None, deadline=None,
                           phases=phases, report_multiple_bugs=True, print_blob=False,
@@ -73,14 +89,8 @@ def campaign(examples: int, start_seed: int, focus=None, disabled=(), shrink=Tru
                     found[failure.kind] = failure
                     report(failure, len(found), out)
         else:
-            if count == before:
+            if counted() == before or counted() - before >= budget:
                 break
-            if count - before >= budget:
-                break
-    print(f"\n{count} programs, {len(found)} failure classes", file=out)
-    for kind in found:
-        print(f"  {kind}", file=out)
-    return found
 
 
 def report(failure: FuzzFailure, number: int, out):
@@ -109,20 +119,28 @@ def parallel(args, disabled, out=sys.stdout) -> int:
                                          stderr=subprocess.STDOUT, text=True,
                                          cwd=os.getcwd()))
     programs = classes = 0
-    status = 0
+    status, interrupted = 0, False
     for k, child in enumerate(children):
-        text, _ = child.communicate()
+        while True:
+            try:
+                text, _ = child.communicate()
+                break
+            except KeyboardInterrupt:        # the children got it too: they report, end
+                interrupted = True
+        interrupted = interrupted or "(interrupted)" in text
         print(f"--- job {k} (seed {args.seed + k * JOB_SEED_STRIDE}) ---", file=out)
         print(text.rstrip(), file=out, flush=True)
-        totals = re.findall(r"^(\d+) programs, (\d+) failure classes$", text, re.M)
+        totals = re.findall(r"^(\d+) programs, (\d+) failure classes", text, re.M)
         if child.returncode not in (0, 1) or not totals:
-            status = 2                       # a child died: not a clean count
-            continue
+            status = 2                       # a child died: count what it reported
+            totals = re.findall(r"^\.\.\. (\d+) programs, (\d+) failure classes", text,
+                                re.M) or [("0", "0")]
         programs += int(totals[-1][0])
         classes += int(totals[-1][1])
-        status = max(status, child.returncode)
+        status = max(status, child.returncode if child.returncode in (0, 1) else 2)
     print(f"\nTOTAL: {programs} programs in {args.jobs} processes, {classes} failure "
-          f"classes{' (a job did not finish)' if status == 2 else ''}", file=out)
+          f"classes{' (a job did not finish)' if status == 2 else ''}"
+          f"{' (interrupted)' if interrupted else ''}", file=out)
     return status
 
 
@@ -138,6 +156,9 @@ def main(argv=None):
     parser.add_argument("--jobs", type=int, default=1,
                         help="processes to split the programs over (default 1)")
     args = parser.parse_args(argv)
+    # Started in the background by a shell, a process inherits SIGINT ignored: take it
+    # back, so that Ctrl-C or a parent's SIGINT stops a campaign with its count printed.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     disabled = [d for d in args.disable.split(",") if d]
     unknown = set(disabled) - set(FAMILIES)
     if unknown:
