@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: venv run test bench clean
+.PHONY: venv run test bench fuzz clean
 
 $(VENV)/.installed: setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,15 @@ bench: venv
 	$(PY) benchmarks/compile_latency.py --write benchmarks/RESULTS.md
 	$(PY) benchmarks/selu_fusion.py --write benchmarks/RESULTS.md
 	$(PY) benchmarks/table1.py --write benchmarks/RESULTS.md
+
+# Differential fuzzing (tests/fuzz): random PSC programs run by plain NumPy and by jit_ps
+# must agree.  `make fuzz FUZZ_EXAMPLES=100000 FUZZ_SEED=7 FUZZ_JOBS=4` for other campaigns.
+FUZZ_EXAMPLES ?= 10000
+FUZZ_SEED ?= 0
+FUZZ_JOBS ?= 2
+
+fuzz: venv
+	$(PY) -m tests.fuzz --examples $(FUZZ_EXAMPLES) --seed $(FUZZ_SEED) --jobs $(FUZZ_JOBS)
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

@@ -18,8 +18,12 @@ class CacheInfo:
 class LRUCache:
     """``get_or_create(key, create)``: the cached value, or ``create()`` stored under ``key``.
 
-    ``create`` runs outside the lock, so a slow compilation does not block other signatures;
-    two threads missing the same key at once may both create, and the first one stored wins.
+    ``create`` runs outside the lock, so a slow compilation does not block other signatures.
+    A key is created once however many threads miss it at the same moment: the first one
+    creates, the others wait for it and take its value (a hit: ``misses`` counts creations).
+    If ``create`` raises, a waiting thread creates in its turn.  A thread that looks the
+    key up again from inside its own ``create`` (recursion) creates instead of waiting for
+    itself.
     """
 
     def __init__(self, maxsize: int = 256):
@@ -28,22 +32,40 @@ class LRUCache:
         self.maxsize = maxsize
         self._entries: collections.OrderedDict = collections.OrderedDict()
         self._lock = threading.Lock()
+        # key -> (creating thread's ident, Event set when it is done): creations under way
+        self._pending: dict = {}
         self.hits = 0
         self.misses = 0
 
     def get_or_create(self, key: Hashable, create: Callable):
-        with self._lock:
-            if key in self._entries:
+        me = threading.get_ident()
+        while True:
+            with self._lock:
+                if key in self._entries:
+                    self._entries.move_to_end(key)
+                    self.hits += 1
+                    return self._entries[key]
+                pending = self._pending.get(key)
+                if pending is None or pending[0] == me:
+                    self.misses += 1
+                    done = None
+                    if pending is None:          # registered under the lock: one creator
+                        done = threading.Event()
+                        self._pending[key] = (me, done)
+                    break
+            pending[1].wait()      # another thread creates it: then look again
+        try:
+            value = create()
+            with self._lock:
+                value = self._entries.setdefault(key, value)
                 self._entries.move_to_end(key)
-                self.hits += 1
-                return self._entries[key]
-            self.misses += 1
-        value = create()
-        with self._lock:
-            value = self._entries.setdefault(key, value)
-            self._entries.move_to_end(key)
-            while len(self._entries) > self.maxsize:
-                self._entries.popitem(last=False)
+                while len(self._entries) > self.maxsize:
+                    self._entries.popitem(last=False)
+        finally:
+            if done is not None:
+                with self._lock:
+                    del self._pending[key]
+                done.set()
         return value
 
     def info(self) -> CacheInfo:

@@ -233,7 +233,7 @@ def if_stmt(test, true_fn, false_fn, state, names, inputs=()):
         return tuple(true_fn(*state, *inputs) if test else false_fn(*state, *inputs))
     b = current_builder()
     pred = truth(test)
-    built = [_build_branch(b, i, fn, (*state, *inputs))
+    built = [_build_branch(b, i, fn, _own_static_arrays((*state, *inputs)))
              for i, fn in enumerate((true_fn, false_fn))]
     state = _expand_undefined(state, *(out for _, out in built))
     built = [(sub, _expand_undefined(out, state)) for sub, out in built]
@@ -268,6 +268,21 @@ _EFFECTS = ("check", "debug_callback")   # ops kept for what they do, not what t
 def _has_effects(region) -> bool:
     return any(op.name in _EFFECTS or any(_has_effects(r) for r in op.regions)
                for op in region.operations)
+
+
+def _own_static_arrays(state):
+    """``state`` with each NumPy array leaf copied (aliases within it sharing one copy):
+    both branches are built, so an in-place operator on a static array in one branch must
+    not reach the other, nor what follows (a traced select merges the two)."""
+    copies = {}
+
+    def own(leaf):
+        if type(leaf) is np.ndarray:
+            if id(leaf) not in copies:
+                copies[id(leaf)] = leaf.copy()
+            return copies[id(leaf)]
+        return leaf
+    return tuple(tree_util.tree_map(own, tuple(state)))
 
 
 def _same_static_bool(true_value, false_value) -> bool:

@@ -47,7 +47,7 @@ UNARY = ("np.abs", "np.negative", "np.square", "np.sin", "np.cos", "np.tanh", "n
 BINARY_UFUNCS = ("np.add", "np.multiply", "np.subtract", "np.maximum", "np.minimum")
 OPERATORS = ("+", "-", "*")
 REDUCTIONS = (".sum()", ".max()", ".min()", ".mean()")
-ARG_DTYPES = ("float64", "float32", "int64")
+ARG_DTYPES = ("float64", "float32", "int64", "int32")
 MAX_SIZE = 12
 
 
@@ -235,7 +235,7 @@ class ProgramGenerator:
         specs = []
         for _ in range(n_arrays):
             dtype = self.ch.choice(ARG_DTYPES) if self.ch.chance(0.4) else "float64"
-            shape = self.ch.choice(((3,), (2, 3), (3,), ()))
+            shape = self.ch.choice(((3,), (2, 3), (3,), (), (4,), (1,), (2, 1), (1, 3), (3, 2)))
             specs.append(("array", dtype, shape))
         if self.ch.chance(0.4):
             specs.append((self.ch.choice(("float", "int")), "", ()))
@@ -488,7 +488,9 @@ class ProgramGenerator:
         scope[name] = Var(dummy(evaluate(maker, {})), fresh=True)
         lines = [f"{name} = {maker}"]
         self.families.add(INPLACE)
-        if ctx.depth == 0 and self.ch.chance(0.15):
+        # Only where every path reaches it: after a traced ``return`` NumPy may not get
+        # here, while PSC builds (and refuses) the statement on both paths.
+        if ctx.depth == 0 and self.ret_type is None and self.ch.chance(0.15):
             failing = self.failing_augmented(scope, ctx, name)
             if failing:
                 return lines + [failing], True
@@ -609,8 +611,9 @@ class ProgramGenerator:
                 + indent([f"{counter} += 1"] + [b for b in body if b != "pass"])), False
 
     def iterable(self, scope):
-        """(header text, {loop variable: dummy}) of a loop over a static container."""
-        form = self.ch.integer(0, 5)
+        """(header text, {loop variable: dummy}) of a loop over a static container, or over
+        the rows of an array argument."""
+        form = self.ch.integer(0, 6)
         c, k = self.fresh_name("c"), self.fresh_name("k")
         n = self.ch.integer(1, 4)
         floats = [self.ch.choice(FLOAT_CONSTS) for _ in range(n)]
@@ -632,6 +635,12 @@ class ProgramGenerator:
         members = [self.ch.choice(same) for _ in range(n)]
         if form == 4:
             return f"for {c} in ({', '.join(members)},):", {c: scope[first].value}
+        if form == 6:
+            # a traced array walked along its leading axis (a staged loop over its rows)
+            rows = [m for m in arrays if np.ndim(scope[m].value) >= 1]
+            if rows:
+                walked = self.ch.choice(rows)
+                return f"for {c} in {walked}:", {c: dummy(scope[walked].value[0])}
         return (f"for {k}, {c} in enumerate([{', '.join(members)}]):",
                 {c: scope[first].value, k: 0})
 
