@@ -240,6 +240,7 @@ def psc_class_for(cls: type) -> type | None:
     """The PSCError class that stands for built-in (or user) exception class ``cls``: the
     hierarchy's own where it has one, else a subclass of both (None if Python refuses to
     derive from ``cls``)."""
+    cls = _constructible(cls)
     found = _BUILD_ERROR_CLASSES.get(cls) or _DERIVED_CLASSES.get(cls)
     if found is not None:
         return found
@@ -253,6 +254,18 @@ def psc_class_for(cls: type) -> type | None:
         return None
     _DERIVED_CLASSES[cls] = found
     return found
+
+
+def _constructible(cls: type) -> type:
+    """``cls``, or its nearest built-in base when a class on the way defines its own
+    ``__init__`` (NumPy's ``_ArrayMemoryError(shape, dtype)``): a derived PSCError is made
+    from a message alone."""
+    for c in cls.__mro__:
+        if c.__module__ == "builtins":
+            return cls
+        if "__init__" in vars(c) or "__new__" in vars(c):
+            return next(b for b in cls.__mro__ if b.__module__ == "builtins")
+    return cls
 
 
 def _kind_of(cls: type) -> str:

@@ -29,6 +29,7 @@ travel to it wrapped in `_TypedStatic`, equal only when `static_key` is.
 """
 from __future__ import annotations
 
+import copy
 import dataclasses
 import inspect
 import os
@@ -117,9 +118,7 @@ class _Failure(NamedTuple):
         """A fresh copy of the error (the cached one stays as it was), with the build's
         traceback."""
         original = self.error
-        fresh = type(original).__new__(type(original))
-        fresh.args = original.args
-        fresh.__dict__.update(original.__dict__)
+        fresh = copy.copy(original)   # (PSCError.__reduce__: every field, any base class)
         if "__notes__" in original.__dict__:   # notes added to the copy stay the copy's
             fresh.__notes__ = list(original.__notes__)
         raise fresh.with_traceback(original.__traceback__) from original.__cause__
