@@ -30,6 +30,12 @@ def best_per_call(fn, args, calls: int, repeats: int) -> float:
     return best * 1e6
 
 
+def ready(result):
+    """``result`` computed: a jax array waited for; our results are NumPy, already there."""
+    wait = getattr(result, "block_until_ready", None)
+    return result if wait is None else wait()
+
+
 def build_axpy(b, x, y):
     return translate(b, np.add, translate(b, np.multiply, x, y), 1.0)
 
