@@ -64,6 +64,7 @@ _REGISTRY = jax_tree_util.dispatch_registry   # the flattening the C++ dispatche
 _parse_arguments = _jax.jax_jit.parse_arguments
 _ArrayImpl = _jax.ArrayImpl   # what both dispatch paths return
 _asarray = np.asarray
+_ndarray = np.ndarray   # module-level names: the per-call checks read them
 
 # Leaf types the C++ dispatcher handles exactly as our signatures do (NumPy arrays need a
 # look at their byte order; an out-of-range Python int falls back to `_cache_miss`).
@@ -208,7 +209,8 @@ class StagedFunction:
             args, kwargs = self._wrap_statics(args, kwargs)
         previous = _swap_x64(True)
         try:
-            result = self._cpp(*args, **kwargs)
+            # (no ``**{}`` when there are no keywords: building it costs on every call)
+            result = self._cpp(*args, **kwargs) if kwargs else self._cpp(*args)
         except (ValueError, TypeError) as err:
             # The C++ dispatcher hashes static arguments first; name the culprit instead.
             if self._static_slots and not isinstance(err, PSCError):
@@ -423,7 +425,7 @@ def _plain_arguments(args, kwargs=None) -> bool:
     (`StagedFunction._cpp_can_take`)."""
     for arg in args:
         kind = type(arg)
-        if kind is np.ndarray:
+        if kind is _ndarray:
             if not arg.dtype.isnative:
                 return False
         elif kind not in _PLAIN_TYPES:
