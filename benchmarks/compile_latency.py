@@ -48,7 +48,7 @@ import types
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dispatch import cpu_model, write_section  # noqa: E402  (sibling benchmark)
+from dispatch import cpu_model, ready, write_section  # noqa: E402  (sibling benchmark)
 
 from transpiler import jit_ps  # noqa: E402
 from transpiler.cli import main as psc_transpile  # noqa: E402
@@ -156,7 +156,7 @@ def cold_ours(fn, args):
     f = jit_ps(fn)
     transpiled = time.perf_counter()
     out = f(*args)
-    out.block_until_ready()
+    ready(out)
     done = time.perf_counter()
     return (transpiled - start) * 1e3, (done - transpiled) * 1e3, f, out
 
@@ -175,7 +175,7 @@ def cold_ours_ahead(programs: Programs, family: str, k: int, args):
     defined = time.perf_counter()
     f = getattr(module, name)
     out = f(*args)
-    out.block_until_ready()
+    ready(out)
     done = time.perf_counter()
     assert f._generated.from_disk, "the module generated ahead was not used"
     return (defined - start) * 1e3, (done - defined) * 1e3, f, out
@@ -186,7 +186,7 @@ def cold_jax(fn, args):
     gc.collect()
     start = time.perf_counter()
     out = jax.jit(fn)(*args)
-    out.block_until_ready()
+    ready(out)
     return (time.perf_counter() - start) * 1e3, out
 
 
@@ -287,7 +287,7 @@ class PhaseTimer:
 
 def _wait(results) -> None:
     for result in results:
-        result.block_until_ready()
+        ready(result)
 
 
 # Where our phases start: (module, attribute path, phase[, what to wait for[, phase of a
@@ -330,7 +330,7 @@ def ours_phases(fn, args) -> dict:
         start = time.perf_counter()
         f = jit_ps(fn)
         transpiled = time.perf_counter()
-        f(*args).block_until_ready()
+        ready(f(*args))
         done = time.perf_counter()
     finally:
         timer.restore()
@@ -355,7 +355,7 @@ def jax_phases(fn, args) -> dict:
     t2 = time.perf_counter()
     compiled = lowered.compile()
     t3 = time.perf_counter()
-    compiled(*args).block_until_ready()
+    ready(compiled(*args))
     t4 = time.perf_counter()
     return {"trace to jaxpr": (t1 - t0) * 1e3, "lower to StableHLO": (t2 - t1) * 1e3,
             "XLA compile": (t3 - t2) * 1e3, "first run": (t4 - t3) * 1e3,
@@ -375,7 +375,7 @@ def profile_phases(programs: Programs, family: str, k: int, args, repeats: int) 
     fn = programs.fresh(family, k, "ours")
     gc.collect()
     profiler.enable()
-    jit_ps(fn)(*args).block_until_ready()
+    ready(jit_ps(fn)(*args))
     profiler.disable()
     return {"family": family, "k": k, "ours": ours, "jax": theirs,
             "top": _top_functions(pstats.Stats(profiler), 10), "repeats": repeats}

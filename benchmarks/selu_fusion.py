@@ -21,7 +21,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dispatch import cpu_model, write_section  # noqa: E402  (sibling benchmark)
+from dispatch import cpu_model, ready, write_section  # noqa: E402  (sibling benchmark)
 
 from transpiler import jit_ps  # noqa: E402
 
@@ -141,14 +141,14 @@ def best_per_call(fns, args, calls: int, repeats: int) -> list[float]:
     so load from other processes on the machine hits both alike."""
     for fn in fns:
         for _ in range(3):
-            fn(*args).block_until_ready()
+            ready(fn(*args))
     best = [float("inf")] * len(fns)
     for _ in range(repeats):
         for i, fn in enumerate(fns):
             start = time.perf_counter()
             for _ in range(calls):
                 out = fn(*args)
-            out.block_until_ready()
+            ready(out)
             best[i] = min(best[i], (time.perf_counter() - start) / calls)
     return [t * 1e6 for t in best]
 

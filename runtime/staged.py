@@ -26,6 +26,13 @@ first (`_plain_arguments`), and those with such leaves take the Python path, whe
 `runtime.signature` converts or refuses them.  It compares static arguments by type and
 ``==``, which tells ``1`` from ``1.0`` but not ``(1, 2)`` from ``(1.0, 2)``: static tuples
 travel to it wrapped in `_TypedStatic`, equal only when `static_key` is.
+
+Results come back as NumPy, so the caller's next line keeps NumPy's semantics (float64
+stays float64 with JAX's x64 flag off): each result array is viewed without a copy on CPU
+(read-only: the memory is XLA's), a 0-d result is a NumPy scalar, or a Python scalar where
+the program computed it from Python numbers (a weak value), as plain NumPy returns them.
+``return_device_arrays=True`` keeps jax arrays, for chaining calls on an accelerator
+(`host_results`).
 """
 from __future__ import annotations
 
@@ -63,6 +70,9 @@ _X64 = jax_config.enable_x64
 _swap_x64, _restore_x64 = _X64.swap_local, _X64.set_local   # bound once: on the hot path
 _REGISTRY = jax_tree_util.dispatch_registry   # the flattening the C++ dispatcher uses
 _parse_arguments = _jax.jax_jit.parse_arguments
+_ArrayImpl = _jax.ArrayImpl   # what both dispatch paths return
+_asarray = np.asarray
+_ndarray = np.ndarray   # module-level names: the per-call checks read them
 
 # Leaf types the C++ dispatcher handles exactly as our signatures do (NumPy arrays need a
 # look at their byte order; an out-of-range Python int falls back to `_cache_miss`).
@@ -157,7 +167,7 @@ class StagedFunction:
     def __init__(self, build_fn: Callable, interface: Callable | None = None, *,
                  name: str | None = None, static_argnums=(), static_argnames=(),
                  platform: str | None = None, maxsize: int = 256, fast_path: bool = True,
-                 checks=None):
+                 checks=None, return_device_arrays: bool = False):
         self.build_fn = build_fn
         self.interface = interface or _drop_first_parameter(build_fn)
         self.name = name or getattr(self.interface, "__name__", "staged")
@@ -170,6 +180,8 @@ class StagedFunction:
         # run-time checks (runtime.checks): a frozenset of kinds, or None to follow the
         # process-wide setting
         self._checks = _normalize_checks(checks)
+        # False: results as NumPy (`host_results`); True: the jax arrays XLA made.
+        self.return_device_arrays = bool(return_device_arrays)
         self._interruptible = False   # set once a signature's program has a loop
         self._static_slots = bool(self.static_argnums or self.static_argnames)
         # Calls the C++ dispatcher completed, and those of them it handed to `_cache_miss`:
@@ -185,8 +197,18 @@ class StagedFunction:
     def __call__(self, *args, **kwargs):
         try:
             if self._interruptible:   # a program with a loop: Ctrl-C must be able to stop it
-                return run_interruptibly(self._dispatch, args, kwargs)
-            return self._dispatch(args, kwargs)
+                result = run_interruptibly(self._dispatch, args, kwargs)
+            else:
+                result = self._dispatch(args, kwargs)
+            if self.return_device_arrays:
+                return result
+            # Inside the try: reading a result waits for it, and XLA reports a failed run
+            # then.  One array is the common case and converted here, without a call.
+            if type(result) is _ArrayImpl:
+                array = _asarray(result)   # zero-copy on CPU (the buffer protocol)
+                if array.ndim:
+                    return array
+            return host_results(result)
         except PSCError as err:
             if err.location is None:   # an error in the call itself: point at the call
                 err.location = caller_location()
@@ -204,7 +226,8 @@ class StagedFunction:
             args, kwargs = self._wrap_statics(args, kwargs)
         previous = _swap_x64(True)
         try:
-            result = self._cpp(*args, **kwargs)
+            # (no ``**{}`` when there are no keywords: building it costs on every call)
+            result = self._cpp(*args, **kwargs) if kwargs else self._cpp(*args)
         except (ValueError, TypeError) as err:
             # The C++ dispatcher hashes static arguments first; name the culprit instead.
             if self._static_slots and not isinstance(err, PSCError):
@@ -402,13 +425,33 @@ class StagedFunction:
         self._cpp_calls = self._cpp_misses = 0
 
 
+def host_results(result):
+    """The results of a call as NumPy returns them: every jax array leaf of the pytree
+    ``result`` as a read-only NumPy view of its buffer (a copy off CPU), a 0-d one as a
+    NumPy scalar, or as a Python scalar when it is weak (the program computed it from
+    Python numbers only: the plain function returns a Python number there)."""
+    if type(result) is _ArrayImpl:
+        return _host_leaf(result)
+    leaves, treedef = _REGISTRY.flatten(result)
+    return treedef.unflatten([_host_leaf(leaf) for leaf in leaves])
+
+
+def _host_leaf(leaf):
+    if type(leaf) is not _ArrayImpl:   # not a result array (no such leaf is made today)
+        return leaf
+    array = _asarray(leaf)
+    if array.ndim:
+        return array
+    return array.item() if leaf.weak_type else array[()]
+
+
 def _plain_arguments(args, kwargs=None) -> bool:
     """A quick check, made on every call: all arguments are plain leaves the C++ dispatcher
     handles as we do, or lists, tuples and dicts of them.  False means: look closer
     (`StagedFunction._cpp_can_take`)."""
     for arg in args:
         kind = type(arg)
-        if kind is np.ndarray:
+        if kind is _ndarray:
             if not arg.dtype.isnative:
                 return False
         elif kind not in _PLAIN_TYPES:
@@ -532,4 +575,4 @@ def staged(build_fn: Callable | None = None, **options):
     return StagedFunction(build_fn, **options)
 
 
-__all__ = ["StagedFunction", "staged", "static_parameters", "get_client"]
+__all__ = ["StagedFunction", "staged", "static_parameters", "get_client", "host_results"]

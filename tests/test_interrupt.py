@@ -76,7 +76,9 @@ def _with_loop(x, n):
 
 def test_only_programs_with_loops_wait_on_a_worker():
     free = jit_ps(_spin_free)
-    looped = jit_ps(_with_loop)
+    # device results: so that the test sees the worker wait for them (NumPy results are
+    # computed by construction)
+    looped = jit_ps(_with_loop, return_device_arrays=True)
     x = np.arange(4.0)
     np.testing.assert_array_equal(np.asarray(free(x)), _spin_free(x))
     assert not free._interruptible
@@ -87,6 +89,7 @@ def test_only_programs_with_loops_wait_on_a_worker():
         assert result.dtype == np.float64 and result.is_ready()
     assert looped._interruptible
     assert looped.cache_info().misses == 1
+    assert type(jit_ps(_with_loop)(x, n)) is np.ndarray
 
 
 def test_errors_and_results_cross_the_worker_thread():

@@ -58,7 +58,9 @@ def _staged_with_static_ints(key, positions, transform, args, kwargs):
 
 def _staged(key, transform, *args, **kwargs):
     """Run ``transform(*args)`` compiled, from plain Python: one staged function per
-    ``key`` (the transform's name, the function and its options), compiled per signature."""
+    ``key`` (the transform's name, the function and its options), compiled per signature.
+    Results are NumPy, or jax arrays where the function was made with
+    ``return_device_arrays=True`` (a ``functools.wraps`` wrapper of it carries the flag)."""
     staged = _staged_cache.get(key)
     if staged is None:
         def build(b, *call_args, **call_kwargs):
@@ -67,8 +69,10 @@ def _staged(key, transform, *args, **kwargs):
         def interface(*call_args, **call_kwargs):  # pragma: no cover - signature only
             raise NotImplementedError
         interface.__name__ = f"{key[0]}_{getattr(key[1], '__name__', 'f')}"
+        device = bool(getattr(key[1], "return_device_arrays", False))
         staged = _staged_cache[key] = StagedFunction(build, interface,
-                                                     name=interface.__name__)
+                                                     name=interface.__name__,
+                                                     return_device_arrays=device)
     return staged(*args, **kwargs)
 
 
