@@ -56,7 +56,7 @@ PURE_MODULES = frozenset({
 MUTATING_METHODS = frozenset({
     "append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault",
     "popitem", "add", "discard", "intersection_update", "difference_update",
-    "symmetric_difference_update", "reverse", "sort", "fill", "put", "itemset", "resize",
+    "symmetric_difference_update", "reverse", "sort", "fill", "put", "resize",
     "partition", "setflags", "setfield", "__setitem__", "__delitem__", "__iadd__"})
 
 RANDOM_HINT = ("a random draw made while building would be the same on every call: draw "
