@@ -19,6 +19,7 @@ from runtime.purity import MUTATING_METHODS, impure_qualname
 from .analysis.activity import analyze_scopes, scope_of
 from .analysis.binding_time import is_inplace_method_call
 from .analysis.resolve import Kind, RuntimeResolver, annotate_names, resolution_of
+from .loading import closure_values
 from .source import function_source
 
 _UNSUPPORTED = {
@@ -473,24 +474,14 @@ def _parsed(fn):
     if not isinstance(tree, gast.FunctionDef):
         return None
     analyze_scopes(tree)
-    annotate_names(tree, RuntimeResolver(fn.__globals__, _closure_of(fn)))
+    annotate_names(tree, RuntimeResolver(fn.__globals__, closure_values(fn)))
     return source, tree
-
-
-def _closure_of(fn) -> dict:
-    values = {}
-    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
-        try:
-            values[name] = cell.cell_contents
-        except ValueError:
-            pass
-    return values
 
 
 def _python_callees(fn, tree) -> list:
     """The Python functions ``tree`` (``fn``'s source) calls by a global or closure name
     (``helper(...)``, ``module.helper(...)``)."""
-    closure = _closure_of(fn)
+    closure = closure_values(fn)
     found = []
     for node in gast.walk(tree):
         if not isinstance(node, gast.Call) or resolution_of(node.func) is None:
