@@ -76,7 +76,8 @@ class _SharedState:
         self.location: SourceLocation | None = None
         self.root = root
         # id(array) -> (array, its Value in `root`); the array is kept so the id stays its
-        self.large_constants: dict[int, tuple[np.ndarray, Value]] = {}
+        # (the array, a snapshot of it, the Value) per large constant recorded, in order
+        self.large_constants: list[tuple[np.ndarray, np.ndarray, Value]] = []
 
 
 class Builder:
@@ -256,7 +257,9 @@ class Builder:
             return self.capture(self._large_constant(value))
         weak = dtype is None and type(value) in (bool, int, float, complex)
         try:
-            array = np.asarray(value, dtype=dtype)
+            # a copy: the program keeps the value as it is now, whatever the user's code
+            # does to its array later while building (`t *= t` after `x * t`)
+            array = np.array(value, dtype=dtype)
             dtypes.canonical(array.dtype)
         except PSCError:   # e.g. a traced Value inside a list: already says what is wrong
             raise
@@ -270,17 +273,19 @@ class Builder:
 
     def _large_constant(self, array: np.ndarray) -> Value:
         root, table = self._shared.root, self._shared.large_constants
-        found = table.get(id(array))
-        if found is not None and found[0] is array:
-            return found[1]
+        found = next((entry for entry in reversed(table) if entry[0] is array), None)
+        if found is not None and np.array_equal(found[1], array,
+                                                equal_nan=array.dtype.kind in "fc"):
+            return found[2]   # the same array, not modified in place since
         try:
             dtypes.canonical(array.dtype)
         except TypeError as err:
             raise self.error(PSCTypeError, f"cannot make a constant of this array: {err}")
-        op = Operation("constant", (), {"value": array}, (), self.location)
+        snapshot = array.copy()   # (as `constant`: later in-place updates must not reach it)
+        op = Operation("constant", (), {"value": snapshot}, (), self.location)
         op.results = (Value(array.shape, array.dtype, root, op),)
         root.operations.append(op)
-        table[id(array)] = (array, op.results[0])
+        table.append((array, snapshot, op.results[0]))
         return op.results[0]
 
     def iota(self, shape, dtype=np.int32, dimension: int = 0) -> Value:
@@ -616,7 +621,7 @@ class Builder:
         if indices != list(range(len(indices))):
             raise self.error(PSCValueError, f"parameters {indices} are not numbered 0..n-1")
         self._region.outputs = [self.capture(v) for v in outputs]
-        constants = list(self._shared.large_constants.values())
+        constants = [(snapshot, value) for _, snapshot, value in self._shared.large_constants]
         self._hoist([value for _, value in constants])
         self._region.params = [value for _, value in constants] + [self._params[i]
                                                                     for i in indices]

@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import same
+from conftest import assert_same, same
+from transpiler import jit_ps
 
 TAKES_IF, TAKES_ELSE = np.ones(3), -np.ones(3)
 
@@ -95,3 +96,39 @@ def test_the_static_array_is_not_mutated_by_the_build_either():
     compiled = jit_ps(minus_in_else)
     for x in (TAKES_IF, TAKES_ELSE, TAKES_IF):
         np.testing.assert_array_equal(np.asarray(compiled(x)), minus_in_else(x))
+
+
+# --- a static array updated in place after a traced value was computed from it ------------
+# (found by `make fuzz`, seed 1: the program kept a reference to the array, so the update
+# reached the constant the earlier operation had read)
+
+def updated_after_use(a0, a1):
+    t1 = np.arange(3.0)
+    t1 -= np.cos(-1.0)
+    a1 = a1 - 2
+    v2 = a1 * t1            # reads t1 as it is now
+    t1 *= t1                # then t1 changes
+    v2[1] = 1
+    return v2 + t1 * np.maximum(a1, t1), v2 + a0
+
+
+def large_updated_after_use(x):
+    t = np.ones(300_000)    # a large constant: passed to the executable as an argument
+    y = x * t
+    t *= 3.0
+    z = x * t               # the same array object, since modified: a second constant
+    return y.sum(), z.sum(), (y * t).sum()
+
+
+def test_static_array_updated_after_use_keeps_its_old_value_in_the_program():
+    calls = [(np.array([-2.0, -2.0, 3.0], np.float32), np.array([2, 2, 2], np.int32)),
+             (np.array([2.0, 2.0, -2.0], np.float32), np.array([-1, 0, -2], np.int32))]
+    compiled = jit_ps(updated_after_use)
+    for args in calls:
+        assert_same(compiled(*args), updated_after_use(*args))
+
+
+def test_large_static_array_updated_after_use():
+    compiled = jit_ps(large_updated_after_use)
+    for x in (np.float64(2.0), np.float64(-0.5)):
+        assert_same(compiled(x), large_updated_after_use(x))
