@@ -21,5 +21,5 @@ StableHLO lowering, the JVP, the VJP and the batching rule, side by side.
 from . import (callbacks, contractions, control_flow, elementwise, guards, indexing,
                reductions, shapes)
 
-__all__ = ["callbacks", "contractions", "control_flow", "elementwise", "guards", "indexing", "reductions",
-           "shapes"]
+__all__ = ["callbacks", "contractions", "control_flow", "elementwise", "guards", "indexing",
+           "reductions", "shapes"]
