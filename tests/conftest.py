@@ -58,3 +58,12 @@ def same(fn, *args, static=()):
 
 def f64(*values):
     return np.array(values, np.float64)
+
+
+def marked_line(path: str, marker: str) -> int:
+    """The number of the one line of ``path`` that ends with the comment ``# marker``."""
+    with open(path, encoding="utf-8") as handle:
+        lines = handle.read().splitlines()
+    found = [i + 1 for i, text in enumerate(lines) if text.rstrip().endswith(f"# {marker}")]
+    assert len(found) == 1, (marker, found)
+    return found[0]

@@ -20,7 +20,7 @@ import traceback
 import numpy as np
 import pytest
 
-from conftest import assert_same
+from conftest import assert_same, marked_line
 from runtime import StagedFunction
 from runtime.client import XLACompileError, XLARuntimeError
 from runtime.errors import (PSCError, PSCNameError, PSCOverflowError, PSCResourceError,
@@ -34,11 +34,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 
 
 def marker_line(marker: str) -> int:
-    with open(HERE, encoding="utf-8") as handle:
-        lines = handle.read().splitlines()
-    found = [i + 1 for i, text in enumerate(lines) if text.rstrip().endswith(f"# {marker}")]
-    assert len(found) == 1, (marker, found)
-    return found[0]
+    return marked_line(HERE, marker)
 
 
 def assert_at_marker(err: PSCError, marker: str) -> None:

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import transpiler
-from conftest import assert_same
+from conftest import assert_same, marked_line
 from runtime.errors import (PSCError, PSCFloatingPointError, PSCIndexError, PSCRuntimeError,
                             PSCRuntimeIndexError, PSCRuntimeZeroDivisionError)
 from transpiler import config, grad, jit_ps
@@ -28,11 +28,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 
 
 def marker_line(marker: str) -> int:
-    with open(HERE, encoding="utf-8") as handle:
-        lines = handle.read().splitlines()
-    found = [i + 1 for i, text in enumerate(lines) if text.rstrip().endswith(f"# {marker}")]
-    assert len(found) == 1, (marker, found)
-    return found[0]
+    return marked_line(HERE, marker)
 
 
 @pytest.fixture(autouse=True)
