@@ -205,9 +205,7 @@ class StagedFunction:
             # Inside the try: reading a result waits for it, and XLA reports a failed run
             # then.  One array is the common case and converted here, without a call.
             if type(result) is _ArrayImpl:
-                array = _asarray(result)   # zero-copy on CPU (the buffer protocol)
-                if array.ndim:
-                    return array
+                return _host_leaf(result)
             return host_results(result)
         except PSCError as err:
             if err.location is None:   # an error in the call itself: point at the call
@@ -430,8 +428,6 @@ def host_results(result):
     ``result`` as a read-only NumPy view of its buffer (a copy off CPU), a 0-d one as a
     NumPy scalar, or as a Python scalar when it is weak (the program computed it from
     Python numbers only: the plain function returns a Python number there)."""
-    if type(result) is _ArrayImpl:
-        return _host_leaf(result)
     leaves, treedef = _REGISTRY.flatten(result)
     return treedef.unflatten([_host_leaf(leaf) for leaf in leaves])
 
@@ -439,7 +435,7 @@ def host_results(result):
 def _host_leaf(leaf):
     if type(leaf) is not _ArrayImpl:   # not a result array (no such leaf is made today)
         return leaf
-    array = _asarray(leaf)
+    array = _asarray(leaf)   # zero-copy on CPU (the buffer protocol)
     if array.ndim:
         return array
     return array.item() if leaf.weak_type else array[()]
