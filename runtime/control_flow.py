@@ -26,6 +26,7 @@ from .context import building, current_builder
 from .errors import (PSCNameError, PSCShapeError, PSCTracedValueError, PSCTypeError,
                      PSCValueError)
 from .ir import Value
+from .primitive import lookup
 from .signature import LeafSpec
 from .translation import translate
 
@@ -262,11 +263,8 @@ def if_stmt(test, true_fn, false_fn, state, names, inputs=()):
     return tree_util.tree_unflatten(treedef, merged)
 
 
-_EFFECTS = ("check", "debug_callback")   # ops kept for what they do, not what they give
-
-
 def _has_effects(region) -> bool:
-    return any(op.name in _EFFECTS or any(_has_effects(r) for r in op.regions)
+    return any(lookup(op.name).effectful or any(_has_effects(r) for r in op.regions)
                for op in region.operations)
 
 

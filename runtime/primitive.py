@@ -24,7 +24,9 @@ a batching dimension of ``None`` marks an operand that is not batched.  A primit
 results carry no derivative (comparisons, integer ops) is `nondifferentiable` instead of
 having ``jvp``/``vjp``; a primitive whose VJP needs values the forward pass must keep (a
 loop's per-iteration residuals) also has ``save_for_vjp``, ``(b, op, operands) ->
-(results, saved)``, and its ``vjp`` is called with ``saved=``.
+(results, saved)``, and its ``vjp`` is called with ``saved=``.  A primitive kept for its
+effect (a run-time check, a print) is `effectful`: control flow keeps a region holding
+one even when nothing reads its results.
 
 `tests/test_registries.py` checks that every primitive has every rule (`missing_rules`).
 """
@@ -50,6 +52,7 @@ class Primitive:
     batching: Callable | None = None
     save_for_vjp: Callable | None = None
     nondifferentiable: bool = False
+    effectful: bool = False   # kept for what it does (a check, a print), not what it gives
 
     def has(self, kind: str) -> bool:
         if kind in ("jvp", "vjp") and self.nondifferentiable:
@@ -102,6 +105,13 @@ def nondifferentiable(*names: str) -> None:
     """Mark ``names`` as primitives whose results have zero derivative."""
     for name in names:
         primitive(name).nondifferentiable = True
+
+
+def effectful(*names: str) -> None:
+    """Mark ``names`` as primitives with an effect: a region holding one is kept even when
+    nothing reads its results (a traced ``if`` whose branches only check or print)."""
+    for name in names:
+        primitive(name).effectful = True
 
 
 def missing_rules() -> dict[str, list[str]]:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
-from ..primitive import batching_rule, checks, lowers, nondifferentiable
+from ..primitive import batching_rule, checks, effectful, lowers, nondifferentiable
 
 CPU_TARGET = "xla_ffi_python_cpu_callback"
 
@@ -54,6 +54,7 @@ def _lower_debug_callback(p, op):
 
 
 nondifferentiable("debug_callback")
+effectful("debug_callback")
 
 
 @batching_rule("debug_callback")

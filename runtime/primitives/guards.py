@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from .. import dtypes
 from ..errors import PSCTypeError
-from ..primitive import batching_rule, checks, lowers, nondifferentiable
+from ..primitive import batching_rule, checks, effectful, lowers, nondifferentiable
 
 
 @checks("check")
@@ -31,6 +31,7 @@ def _lower_check(p, op):
 
 
 nondifferentiable("check")
+effectful("check")
 
 
 @batching_rule("check")
