@@ -18,21 +18,13 @@ import numpy as np
 import pytest
 
 from conftest import assert_same
+from conftest import marked_line as marker_line
 from transpiler import PSCFunction, jit_ps
 from transpiler import cli
 
 HERE = os.path.abspath(__file__)
 FIXTURES = os.path.join(os.path.dirname(HERE), "fixtures")
 _counter = itertools.count()
-
-
-def marker_line(path: str, marker: str) -> int:
-    """The 1-based line of ``path`` carrying the comment ``# <marker>`` (exactly one)."""
-    with open(path, encoding="utf-8") as handle:
-        lines = handle.read().splitlines()
-    found = [i + 1 for i, text in enumerate(lines) if text.rstrip().endswith(f"# {marker}")]
-    assert len(found) == 1, (marker, found)
-    return found[0]
 
 
 def line_of(path: str, snippet: str) -> int:
