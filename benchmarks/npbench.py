@@ -32,6 +32,9 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from dispatch import cpu_model, write_section  # noqa: E402  (sibling benchmark)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 FRAMEWORKS = ("numpy", "psc", "numba", "jax")
 MODULE_SUFFIX = {"numpy": "_numpy", "psc": "_numpy", "numba": "_numba_n", "jax": "_jax"}
@@ -185,8 +188,12 @@ def run_kernel(kernels_dir, name, preset, frameworks, budget, most) -> KernelRow
     if "jax" in frameworks:
         import jax
         jax.config.update("jax_enable_x64", True)   # NPBench's JAX versions compute in float64
+        jax.devices()
     if "psc" in frameworks:
-        import transpiler   # noqa: F401  (imported before the first call is timed, as jax is)
+        # imported and the backend started before the first call is timed (as for jax)
+        import transpiler   # noqa: F401
+        from runtime.client import get_client
+        get_client()
     info = bench_info(kernels_dir, name)
     arguments = initial_arguments(kernels_dir, info, preset)
     row = KernelRow(name, preset)
@@ -311,21 +318,7 @@ def plot(rows: list[KernelRow], frameworks, path: str, preset: str) -> None:
     fig.savefig(path, dpi=110)
 
 
-def write_section(path: str, preset: str, text: str) -> None:
-    begin, end = f"<!-- npbench {preset} begin -->", f"<!-- npbench {preset} end -->"
-    old = open(path).read() if os.path.exists(path) else ""
-    block_text = f"{begin}\n{text}\n{end}"
-    if begin in old and end in old:
-        new = old[:old.index(begin)] + block_text + old[old.index(end) + len(end):]
-    else:
-        new = old.rstrip("\n") + "\n\n" + block_text + "\n"
-    with open(path, "w") as f:
-        f.write(new)
-
-
 def machine() -> str:
-    sys.path.insert(0, HERE)
-    from dispatch import cpu_model
     return f"{cpu_model()}, {os.cpu_count()} cores, Python {sys.version.split()[0]}"
 
 
@@ -358,13 +351,15 @@ def main(argv=None) -> int:
               f"speed-up {fmt_ratio(speedup(rows[-1], 'psc')):>8s} "
               f"jax {fmt_ratio(speedup(rows[-1], 'jax')):>8s}  {ours.get('error') or ''}",
               flush=True)
-    text = f"Preset {args.preset}; {machine()}.\n\n{summary(rows, args.frameworks)}\n\n" \
-           f"{table(rows, args.frameworks)}"
-    print("\n" + text)
+    section = f"## NPBench, preset {args.preset} (`benchmarks/npbench.py`)\n\n" \
+              f"{machine()}; kernels from `{os.path.basename(args.kernels)}`.\n\n" \
+              f"{summary(rows, args.frameworks)}\n\n{table(rows, args.frameworks)}\n"
     if args.plot:
         plot(rows, args.frameworks, args.plot, args.preset)
+        section += f"\n![NPBench speed-ups, preset {args.preset}]({os.path.basename(args.plot)})\n"
+    print("\n" + section)
     if args.write:
-        write_section(args.write, args.preset, text)
+        write_section(args.write, section)
     return 0
 
 
