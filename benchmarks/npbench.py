@@ -75,20 +75,22 @@ def import_kernel_module(kernels_dir: str, info: dict, suffix: str):
     return importlib.import_module(info["module_name"] + suffix)
 
 
-def initial_arguments(kernels_dir: str, info: dict, preset: str) -> dict:
-    """The kernel's keyword arguments: the preset's parameters plus what ``initialize`` made."""
+def initial_arguments(kernels_dir: str, info: dict, preset: str) -> list:
+    """The kernel's arguments, in order: the preset's parameters plus what ``initialize``
+    made (kernels without an ``init`` take the parameters themselves)."""
     params = dict(info["parameters"][preset])
-    init = info["init"]
-    make = getattr(import_kernel_module(kernels_dir, info, ""), init["func_name"])
-    made = make(*(params[a] for a in init["input_args"]))
-    if len(init["output_args"]) == 1:
-        made = (made,)
-    params.update(zip(init["output_args"], made))
-    return {a: params[a] for a in info["input_args"]}
+    init = info.get("init")
+    if init is not None:
+        make = getattr(import_kernel_module(kernels_dir, info, ""), init["func_name"])
+        made = make(*(params[a] for a in init["input_args"]))
+        if len(init["output_args"]) == 1:
+            made = (made,)
+        params.update(zip(init["output_args"], made))
+    return [params[a] for a in info["input_args"]]
 
 
-def fresh(arguments: dict) -> dict:
-    return {k: copy.deepcopy(v) for k, v in arguments.items()}
+def fresh(arguments: list) -> list:
+    return [copy.deepcopy(v) for v in arguments]
 
 
 def as_tuple(result) -> tuple:
@@ -97,13 +99,14 @@ def as_tuple(result) -> tuple:
     return tuple(result) if isinstance(result, (tuple, list)) else (result,)
 
 
-def observed(info: dict, arguments: dict, result) -> list:
+def observed(info: dict, arguments: list, result) -> list:
     """What a caller sees after the call: the returned values, then the updated arguments."""
+    names = info["input_args"]
     return [np.asarray(r) for r in as_tuple(result)] + \
-        [np.asarray(arguments[a]) for a in info.get("output_args", ())]
+        [np.asarray(arguments[names.index(a)]) for a in info.get("output_args", ())]
 
 
-def close(reference: np.ndarray, value: np.ndarray) -> bool:
+def close(reference: np.ndarray, value: np.ndarray, tolerance: float) -> bool:
     """NPBench's check: relative error in norm, exact for integers and booleans."""
     if reference.shape != value.shape:
         return False
@@ -111,27 +114,37 @@ def close(reference: np.ndarray, value: np.ndarray) -> bool:
         return bool(np.array_equal(reference, value))
     scale = np.linalg.norm(reference)
     error = np.linalg.norm(reference - value.astype(reference.dtype))
-    return bool(error <= 1e-5 * max(scale, 1e-300)) or bool(np.allclose(reference, value))
+    return bool(error <= tolerance * max(scale, 1e-300)) or bool(np.allclose(reference, value))
 
 
-def matches(reference: list, values: list, jax_style: bool) -> bool:
+def matches(reference: list, values: list, jax_style: bool, tolerance: float) -> bool:
     """``jax_style``: the JAX versions return the updated arrays instead of writing them."""
     if jax_style and len(values) != len(reference):
         values = values[:len(reference)]
     if len(reference) != len(values):
         return False
-    return all(close(r, v) for r, v in zip(reference, values))
+    return all(close(r, v, tolerance) for r, v in zip(reference, values))
 
 
-def compiled_callable(framework: str, module, info: dict):
+def static_positions(info: dict, arguments: list) -> list[int]:
+    """The arguments compiled in: the non-array ones except floating-point and complex
+    scalars, which are data (``alpha``, ``horizon``) and stay traced, as array contents do.
+    Sizes and counts (Python ints) shape the program.  (All non-array arguments static
+    would let a kernel like mandelbrot1, which takes no arrays, run entirely in NumPy while
+    the program is built, and time a constant.)  NPBench passes arguments by position."""
+    return [i for i, (name, value) in enumerate(zip(info["input_args"], arguments))
+            if name not in info["array_args"] and not isinstance(value, (float, complex))]
+
+
+def compiled_callable(framework: str, module, info: dict, arguments: list):
     kernel = getattr(module, info["func_name"])
-    static = [a for a in info["input_args"] if a not in info["array_args"]]
+    static = static_positions(info, arguments)
     if framework == "psc":
         from transpiler import jit_ps
-        return jit_ps(kernel, static_argnames=static)
+        return jit_ps(kernel, static_argnums=static)
     if framework == "jax" and not hasattr(kernel, "lower"):
         import jax
-        return jax.jit(kernel, static_argnames=static)
+        return jax.jit(kernel, static_argnums=static)
     return kernel
 
 
@@ -143,14 +156,14 @@ def block(result):
     return result
 
 
-def timed_call(fn, arguments: dict) -> tuple[float, object, dict]:
+def timed_call(fn, arguments: list) -> tuple[float, object, list]:
     args = fresh(arguments)
     start = time.perf_counter()
-    result = block(fn(**args))
+    result = block(fn(*args))
     return time.perf_counter() - start, result, args
 
 
-def steady_time(fn, arguments: dict, budget: float, most: int) -> float:
+def steady_time(fn, arguments: list, budget: float, most: int) -> float:
     times = []
     spent = 0.0
     while len(times) < most and (len(times) < 3 or spent < budget):
@@ -170,12 +183,13 @@ def run_framework(framework, kernels_dir, info, arguments, reference, budget, mo
     try:
         start = time.perf_counter()
         module = import_kernel_module(kernels_dir, info, MODULE_SUFFIX[framework])
-        fn = compiled_callable(framework, module, info)
+        fn = compiled_callable(framework, module, info, arguments)
         _, result, args = timed_call(fn, arguments)
         outcome.first_call = time.perf_counter() - start
         if reference is not None:
             outcome.matches_numpy = matches(reference, observed(info, args, result),
-                                            jax_style=framework == "jax")
+                                            jax_style=framework == "jax",
+                                            tolerance=info.get("norm_error", 1e-5))
         outcome.steady = steady_time(fn, arguments, budget, most)
     except Exception as err:   # a benchmark row, not a crash: record what went wrong
         outcome.error = first_line(err)
@@ -199,7 +213,7 @@ def run_kernel(kernels_dir, name, preset, frameworks, budget, most) -> KernelRow
     row = KernelRow(name, preset)
     numpy_module = import_kernel_module(kernels_dir, info, "_numpy")
     args = fresh(arguments)
-    reference = observed(info, args, getattr(numpy_module, info["func_name"])(**args))
+    reference = observed(info, args, getattr(numpy_module, info["func_name"])(*args))
     for framework in frameworks:
         row.outcomes[framework] = asdict(run_framework(
             framework, kernels_dir, info, arguments,
