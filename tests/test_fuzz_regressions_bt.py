@@ -348,3 +348,45 @@ def test_in_place_through_an_argument_is_refused(fn, args, statement):
     assert f"test_fuzz_regressions_bt.py:{_line_of(fn, statement)}:" in message
     assert "would modify an argument in place" in message
     assert "hint:" in message
+
+
+# --- the loop variable of an unrolled loop with a traced break ------------------------------
+
+def loop_variable_tested_after_traced_break(x):      # the 10^4 campaign's class 2
+    for c in [1.0, 2.0]:
+        if x.sum() > 0.25:
+            break
+    if x.sum() > 100.25:
+        y = x
+    elif c > 1.5:
+        y = x + 1.0
+    else:
+        y = x - 1.0
+    return y
+
+
+def loop_variable_updates_numpy_array_after_traced_break(x):
+    t = np.ones(3)
+    for c in [1.0, 2.0]:
+        if x.sum() > 0.25:
+            break
+    t -= c
+    return t * x
+
+
+def loop_variable_returned_after_traced_break(x):
+    for k in (3, 5, 7):
+        if x.max() > k:
+            break
+    return x * k, k
+
+
+@pytest.mark.parametrize("fn", [loop_variable_tested_after_traced_break,
+                                loop_variable_updates_numpy_array_after_traced_break,
+                                loop_variable_returned_after_traced_break])
+@pytest.mark.parametrize("x", [np.ones(3), np.zeros(3), -np.ones(3), np.full(3, 6.0),
+                               np.full(3, 9.0)])
+def test_loop_variable_after_traced_break_is_traced(fn, x):
+    """After a traced ``break`` the later iterations bind the loop variable only where the
+    loop did not stop: the value after the loop is selected at run time, so it is traced."""
+    same(fn, x)

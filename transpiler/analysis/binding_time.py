@@ -193,6 +193,7 @@ class _Propagator(gast.NodeVisitor):
 
     def visit_For(self, node):
         iterable = self.evaluator.of(node.iter)
+        exits = TRACED if _exits_under_traced_if(node.body, self.evaluator) else STATIC
         if self._may_stage(node, iterable):
             # A staged loop's index is a traced counter, and what it carries is loop
             # state: traced while the program is built, whatever they start as.
@@ -200,8 +201,9 @@ class _Propagator(gast.NodeVisitor):
             for name in carried(node):
                 self._bind(gast.Name(name, gast.Store(), None, None), TRACED)
         else:
-            self._bind(node.target, iterable)
-        exits = TRACED if _exits_under_traced_if(node.body, self.evaluator) else STATIC
+            # After a traced `break`, the later iterations bind the target only where the
+            # loop did not stop: a selected, traced value, even over a static list.
+            self._bind(node.target, iterable.join(exits))
         self._under(exits, node.body + node.orelse)
 
     def _may_stage(self, node: gast.For, iterable: BindingTime) -> bool:
