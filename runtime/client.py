@@ -86,6 +86,12 @@ def to_device(value, platform: str | None = None):
     device = get_client(platform).devices()[0]
     if isinstance(value, _jax.ArrayImpl):
         return device_put(value, value.shape, value.dtype, device)
+    return _private_device_copy(value, device)
+
+
+def _private_device_copy(value, device):
+    """``value`` on ``device`` in memory of its own (never the caller's, even where PJRT
+    could use that in place), dtype kept, in native byte order."""
     array = np.asarray(value)
     dtype = array.dtype.newbyteorder("=")
     if device.platform == "cpu":
@@ -109,8 +115,9 @@ class Executable:
         self.loaded = loaded
         self.client = client
         self.device = device
-        self.const_buffers = [device_put(c, c.shape, c.dtype, device)
-                              for c in computation.constants]
+        # Memory of their own, held as long as the executable: not the staging pool's
+        # (which keeps warm buffers for calls), nor the builder's snapshot.
+        self.const_buffers = [_private_device_copy(c, device) for c in computation.constants]
         self.in_avals = [(v.shape, v.dtype)
                          for v in computation.params[len(computation.constants):]]
         self.out_avals = [(v.shape, v.dtype) for v in computation.outputs]

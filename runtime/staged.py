@@ -27,6 +27,10 @@ first (`_plain_arguments`), and those with such leaves take the Python path, whe
 ``==``, which tells ``1`` from ``1.0`` but not ``(1, 2)`` from ``(1.0, 2)``: static tuples
 travel to it wrapped in `_TypedStatic`, equal only when `static_key` is.
 
+On CPU, a large NumPy argument that PJRT would copy (slowly: it is not 64-byte aligned)
+is replaced by an aligned copy from `runtime.staging` before the C++ dispatcher sees it,
+which then uses that copy in place; aligned arrays are used in place as they are.
+
 Results come back as NumPy, so the caller's next line keeps NumPy's semantics (float64
 stays float64 with JAX's x64 flag off): each result array is viewed without a copy on CPU
 (read-only: the memory is XLA's), a 0-d result is a NumPy scalar, or a Python scalar where

@@ -147,7 +147,10 @@ def _stage_item(item):
         new = _stage_sequence(item)
         if new is None:
             return item
-        return kind(*new) if hasattr(item, "_fields") else kind(new)
+        try:
+            return kind(*new) if hasattr(item, "_fields") else kind(new)
+        except TypeError:   # a tuple subclass built otherwise: PJRT copies its arrays
+            return item
     return item
 
 

@@ -277,3 +277,47 @@ def test_a_pool_buffer_in_use_is_not_handed_out_again():
     again = staging.stage(Y)   # the freed buffer may serve it; the held one must not
     assert not np.shares_memory(held, again)
     np.testing.assert_array_equal(held, X)
+
+
+def log_of_sum(A):
+    return np.log(A.sum(axis=0) + 100.0)
+
+
+def test_checked_calls_take_the_python_path_and_stage_there():
+    A = at_offset(large_shape(np.float64), np.float64, 16)
+    f = jit_ps(log_of_sum, checks=("nan",))
+    before = staged_count()
+    for _ in range(2):
+        assert_same(f(A), log_of_sum(A))
+    assert staged_count() == before + 2
+
+
+def halve_until_small(A):
+    total = A.sum()
+    while total > 1.0:
+        total = total / 2
+    return total + A[0, 0]
+
+
+def test_programs_with_loops_stage_on_their_worker_thread():
+    A = at_offset(large_shape(np.float64), np.float64, 16, fill=1.0)
+    f = jit_ps(halve_until_small)
+    for _ in range(2):
+        assert_same(f(A), halve_until_small(A))
+
+
+TABLE = at_offset(large_shape(np.float64), np.float64, 16)
+TABLE_ALIGNED = at_offset(large_shape(np.float64), np.float64, 0)
+
+
+def with_tables(x):
+    return TABLE[0] * x + TABLE_ALIGNED[-1]
+
+
+def test_large_constants_get_memory_of_their_own():
+    staging.clear_pool()
+    x = np.linspace(0.0, 1.0, TABLE.shape[1])
+    f = jit_ps(with_tables)
+    assert_same(f(x), with_tables(x))
+    assert staging.pool_bytes() == 0   # constants are not the calls' pool buffers
+    assert_same(f(x), with_tables(x))
