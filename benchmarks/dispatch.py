@@ -3,7 +3,9 @@
 The function is tiny (``x * y + 1`` on 3 elements), so the time per call is almost all
 dispatch: argument handling, signature lookup, device transfer, launch and result wrapping.
 Both compiled paths run the same XLA program on the same PJRT client.  Timing: best of
-``--repeats`` runs of ``--calls`` calls each, after warm-up.
+``--repeats`` runs of ``--calls`` calls each, after warm-up.  A second table sweeps the
+size of one float64 argument (1 KiB ... 160 MB, up to ``--sweep-max-bytes``) of a function
+reading one element: what moving a NumPy argument in costs (`runtime.staging`).
 
     python benchmarks/dispatch.py [--write benchmarks/RESULTS.md]
 """
