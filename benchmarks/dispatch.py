@@ -3,7 +3,9 @@
 The function is tiny (``x * y + 1`` on 3 elements), so the time per call is almost all
 dispatch: argument handling, signature lookup, device transfer, launch and result wrapping.
 Both compiled paths run the same XLA program on the same PJRT client.  Timing: best of
-``--repeats`` runs of ``--calls`` calls each, after warm-up.
+``--repeats`` runs of ``--calls`` calls each, after warm-up.  A second table sweeps the
+size of one float64 argument (1 KiB ... 160 MB, up to ``--sweep-max-bytes``) of a function
+reading one element: what moving a NumPy argument in costs (`runtime.staging`).
 
     python benchmarks/dispatch.py [--write benchmarks/RESULTS.md]
 """
@@ -81,7 +83,84 @@ def run(calls: int, repeats: int) -> list[tuple[str, float, float, float]]:
     return rows
 
 
-def report(rows) -> str:
+# The size sweep: a function reading one element of a float64 argument, so the time per
+# call is what moving the argument in costs.
+SWEEP_BYTES = (1 << 10, 64 << 10, 1 << 20, 16 << 20, 160_000_000)
+
+
+def build_first_plus_one(b, A):
+    return translate(b, np.add, b.reshape(b.slice(A, (0, 0), (1, 1)), ()), 1.0)
+
+
+def numpy_first_plus_one(A):
+    return A[0, 0] + 1.0
+
+
+def sweep_shape(nbytes: int) -> tuple[int, int]:
+    cols = 1 << max(0, (nbytes // 8).bit_length() // 2)
+    return max(1, nbytes // 8 // cols), cols
+
+
+def aligned_copy(array: np.ndarray) -> np.ndarray:
+    from runtime import staging
+    return staging.private_copy(array)
+
+
+def run_sweep(max_bytes: int, repeats: int) -> list[tuple]:
+    """Per size: µs per call of ours (a NumPy argument as NumPy allocates it; 64-byte
+    aligned; moved once with `to_device`), jax.jit and NumPy, and the argument's offset
+    from a 64-byte boundary."""
+    import jax
+    from runtime import staging, to_device
+    jax.config.update("jax_enable_x64", True)
+    ours = StagedFunction(build_first_plus_one, name="first_plus_one")
+    jitted = jax.jit(numpy_first_plus_one)
+    rows = []
+    for nbytes in SWEEP_BYTES:
+        if nbytes > max_bytes:
+            continue
+        A = np.random.default_rng(0).random(sweep_shape(nbytes))
+        aligned, on_device = aligned_copy(A), to_device(A)
+        expected = numpy_first_plus_one(A)
+        for fn, arg in ((ours, A), (ours, aligned), (ours, on_device), (jitted, A)):
+            assert float(np.asarray(fn(arg))) == expected
+        calls = max(3, min(2000, int(2e9 // (nbytes * 100))))
+        timed = [best_per_call(fn, (arg,), calls, repeats) for fn, arg in (
+            (ours, A), (ours, aligned), (ours, on_device),
+            (lambda a: ready(jitted(a)), A), (numpy_first_plus_one, A))]
+        rows.append((nbytes, staging.data_pointer(A) % staging.ALIGNMENT, *timed))
+        del A, aligned, on_device
+    staging.clear_pool()
+    return rows
+
+
+def sweep_report(rows) -> str:
+    lines = [
+        "### Input size sweep (`benchmarks/dispatch.py`)",
+        "",
+        "Function: `A[0, 0] + 1` on a float64 matrix of the given size: the time per call is",
+        "what moving the argument in costs. *NumPy arg* is the array as NumPy allocated it",
+        "(its data pointer's offset from a 64-byte boundary in the *offset* column: 16 for",
+        "large arrays, from glibc's `mmap` chunk header); PJRT uses 64-byte-aligned host",
+        "memory in place and copies other arrays, so ours copies large ones into a warm",
+        "aligned pool buffer first (`runtime/staging.py`). *aligned* is a 64-byte-aligned",
+        "array (used in place); *to_device* an argument moved once (`psc.to_device`).",
+        "jax.jit is waited for (`block_until_ready`). Best of repeated runs, ms per call.",
+        "",
+        "| size | offset | ours, NumPy arg (ms) | ours, aligned (ms) | ours, to_device (ms) | "
+        "jax.jit (ms) | NumPy (ms) | ours / jax.jit | ours / NumPy |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for nbytes, offset, ours, aligned, device, jitted, plain in rows:
+        size = (f"{nbytes / 1e6:g} MB" if nbytes % (1 << 10) else
+                f"{nbytes >> 20} MiB" if nbytes >= 1 << 20 else f"{nbytes >> 10} KiB")
+        lines.append(f"| {size} | {offset} | {ours / 1e3:.3f} | {aligned / 1e3:.3f} | "
+                     f"{device / 1e3:.3f} | {jitted / 1e3:.3f} | {plain / 1e3:.4f} | "
+                     f"{ours / jitted:.2f} | {ours / plain:.0f} |")
+    return "\n".join(lines) + "\n"
+
+
+def report(rows, sweep=None) -> str:
     import jax
     lines = [
         "## Dispatch overhead (`benchmarks/dispatch.py`)",
@@ -115,7 +194,8 @@ def report(rows) -> str:
         "jaxlib's buffer-protocol export of a fresh result (its first readiness check alone",
         "costs ≈0.8 µs; `np.asarray` is the cheapest way jaxlib 0.10.2 offers).",
     ]
-    return "\n".join(lines) + "\n"
+    text = "\n".join(lines) + "\n"
+    return text + "\n" + sweep_report(sweep) if sweep else text
 
 
 def write_section(path: str, section: str) -> None:
@@ -137,9 +217,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=20000)
     parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--sweep-max-bytes", type=int, default=SWEEP_BYTES[-1],
+                        help="largest argument of the input size sweep (0: no sweep)")
     parser.add_argument("--write", metavar="RESULTS_MD")
     args = parser.parse_args()
-    section = report(run(args.calls, args.repeats))
+    rows = run(args.calls, args.repeats)
+    section = report(rows, run_sweep(args.sweep_max_bytes, args.repeats))
     print(section)
     if args.write:
         write_section(args.write, section)

@@ -8,7 +8,8 @@ from . import reference
 from .autodiff.api import grad, hessian, jacfwd, jacrev, jvp, value_and_grad, vjp
 from .builder import Builder
 from .cache import CacheInfo, LRUCache
-from .client import Executable, XLACompileError, XLARuntimeError, compile, get_client
+from .client import (Executable, XLACompileError, XLARuntimeError, compile, get_client,
+                     to_device)
 from .debugging import debug_print
 from .control_flow import (UNDEFINED, and_, for_stmt, if_stmt, ifexp, not_, or_, range_,
                            while_stmt)
@@ -46,3 +47,4 @@ __all__ = [
     "PSCWarning",
 ]
 __all__ += ["PSCImpureCallError", "checked", "pure"]   # issue 11: purity
+__all__ += ["to_device"]   # issue 17: inputs moved to the device once, 64-bit kept

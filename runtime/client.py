@@ -4,7 +4,9 @@
 `jax.extend.backend`, and wraps the loaded executable in an `Executable` that accepts
 NumPy arrays, Python scalars and jax arrays.  Arguments are moved with jaxlib's
 ``batched_device_put`` with 64-bit types kept, so float64 stays float64 without touching
-JAX's global ``jax_enable_x64`` flag.
+JAX's global ``jax_enable_x64`` flag.  On CPU a large NumPy array goes through
+`runtime.staging` first: PJRT uses 64-byte-aligned host memory in place and copies other
+arrays slowly, so those are copied into an aligned buffer fast and that one is used in place.
 """
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from jax.extend import backend as jax_backend
 from jax.sharding import SingleDeviceSharding
 from jaxlib import _jax
 
-from . import lowering
+from . import lowering, staging
 from .errors import (PSCError, PSCResourceError, PSCShapeError, PSCTypeError,
                      PSCUnsupportedCallError)
 from .ir import Computation
@@ -65,10 +67,40 @@ def device_put(value, shape: tuple, dtype: np.dtype, device):
     if isinstance(value, _jax.ArrayImpl) and value.dtype == dtype and \
             value.sharding == _sharding(device):
         return value
+    if isinstance(value, np.ndarray) and device.platform == "cpu":
+        value = np.asarray(value)   # (a memmap as a plain ndarray, no copy)
+        if staging.needs_staging(value) and value.dtype.newbyteorder("=") == dtype:
+            value = staging.stage(value, dtype)   # aligned: PJRT uses it in place
     array = np.asarray(value, dtype=dtype)
     return _jax.batched_device_put(core.ShapedArray(shape, dtype), _sharding(device), [array],
                                    [device], True, False, _jax.HostBufferSemantics.ZERO_COPY,
                                    True)
+
+
+def to_device(value, platform: str | None = None):
+    """``value`` (array-like) as a jax array on the first device of ``platform``, with its
+    dtype kept (float64 stays float64, as ``jax.device_put`` does only with x64 on): for
+    inputs passed to many calls, which then copy nothing.  A NumPy array is copied (on CPU
+    into aligned memory of the jax array's own, fast), so mutating it later leaves the
+    jax array alone; a jax array already there is returned as it is."""
+    device = get_client(platform).devices()[0]
+    if isinstance(value, _jax.ArrayImpl):
+        return device_put(value, value.shape, value.dtype, device)
+    return _private_device_copy(value, device)
+
+
+def _private_device_copy(value, device):
+    """``value`` on ``device`` in memory of its own (never the caller's, even where PJRT
+    could use that in place), dtype kept, in native byte order."""
+    array = np.asarray(value)
+    dtype = array.dtype.newbyteorder("=")
+    if device.platform == "cpu":
+        array = staging.private_copy(array, dtype)   # the jax array's alone: used in place
+    else:
+        array = np.asarray(array, dtype=dtype)
+    return _jax.batched_device_put(core.ShapedArray(array.shape, dtype), _sharding(device),
+                                   [array], [device], True, False,
+                                   _jax.HostBufferSemantics.ZERO_COPY, True)
 
 
 class Executable:
@@ -83,8 +115,9 @@ class Executable:
         self.loaded = loaded
         self.client = client
         self.device = device
-        self.const_buffers = [device_put(c, c.shape, c.dtype, device)
-                              for c in computation.constants]
+        # Memory of their own, held as long as the executable: not the staging pool's
+        # (which keeps warm buffers for calls), nor the builder's snapshot.
+        self.const_buffers = [_private_device_copy(c, device) for c in computation.constants]
         self.in_avals = [(v.shape, v.dtype)
                          for v in computation.params[len(computation.constants):]]
         self.out_avals = [(v.shape, v.dtype) for v in computation.outputs]

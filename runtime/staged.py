@@ -27,6 +27,10 @@ first (`_plain_arguments`), and those with such leaves take the Python path, whe
 ``==``, which tells ``1`` from ``1.0`` but not ``(1, 2)`` from ``(1.0, 2)``: static tuples
 travel to it wrapped in `_TypedStatic`, equal only when `static_key` is.
 
+On CPU, a large NumPy argument that PJRT would copy (slowly: it is not 64-byte aligned)
+is replaced by an aligned copy from `runtime.staging` before the C++ dispatcher sees it,
+which then uses that copy in place; aligned arrays are used in place as they are.
+
 Results come back as NumPy, so the caller's next line keeps NumPy's semantics (float64
 stays float64 with JAX's x64 flag off): each result array is viewed without a copy on CPU
 (read-only: the memory is XLA's), a 0-d result is a NumPy scalar, or a Python scalar where
@@ -65,6 +69,9 @@ from .interrupt import has_loop, run_interruptibly
 from .tracebacks import hide_internal_frames
 from .ir import Value
 from .signature import Signature, signature_of, static_key
+from .staging import STAGE_BYTES as _STAGE_BYTES
+from .staging import stage_arguments
+from .staging import zero_copyable as _zero_copyable
 
 _X64 = jax_config.enable_x64
 _swap_x64, _restore_x64 = _X64.swap_local, _X64.set_local   # bound once: on the hot path
@@ -183,6 +190,7 @@ class StagedFunction:
         # False: results as NumPy (`host_results`); True: the jax arrays XLA made.
         self.return_device_arrays = bool(return_device_arrays)
         self._interruptible = False   # set once a signature's program has a loop
+        self._on_cpu = None   # the backend is CPU (`_stages_inputs`), once asked
         self._static_slots = bool(self.static_argnums or self.static_argnames)
         # Calls the C++ dispatcher completed, and those of them it handed to `_cache_miss`:
         # the difference is its own cache hits (it keeps no count of them).
@@ -218,8 +226,11 @@ class StagedFunction:
     def _dispatch(self, args, kwargs):
         if self._checks or (self._checks is None and _CHECK_SETTINGS.kinds):
             return self._run(args, kwargs)[0]   # checked calls read the failure code
-        if not _plain_arguments(args, kwargs) and not self._cpp_can_take(args, kwargs):
-            return self._run(args, kwargs)[0]
+        if not _plain_arguments(args, kwargs):
+            if self._stages_inputs():   # large NumPy arrays: aligned copies, used in place
+                args, kwargs = stage_arguments(args, kwargs)
+            if not _plain_arguments(args, kwargs) and not self._cpp_can_take(args, kwargs):
+                return self._run(args, kwargs)[0]
         if self._static_slots:
             args, kwargs = self._wrap_statics(args, kwargs)
         previous = _swap_x64(True)
@@ -235,6 +246,13 @@ class StagedFunction:
             _restore_x64(previous)
         self._cpp_calls += 1
         return result
+
+    def _stages_inputs(self) -> bool:
+        """Whether large NumPy arguments are staged (`runtime.staging`): on CPU only, where
+        PJRT can use host memory in place.  Asked only when a call has such an argument."""
+        if self._on_cpu is None:
+            self._on_cpu = get_client(self.platform).platform == "cpu"
+        return self._on_cpu
 
     def _cpp_can_take(self, args, kwargs) -> bool:
         """Whether every traced leaf is one the C++ side handles as we do: not an ndarray
@@ -443,13 +461,15 @@ def _host_leaf(leaf):
 
 def _plain_arguments(args, kwargs=None) -> bool:
     """A quick check, made on every call: all arguments are plain leaves the C++ dispatcher
-    handles as we do, or lists, tuples and dicts of them.  False means: look closer
+    handles as we do, or lists, tuples and dicts of them, and no large array PJRT would
+    copy slowly.  False means: stage those, then look closer
     (`StagedFunction._cpp_can_take`)."""
     for arg in args:
         kind = type(arg)
         if kind is _ndarray:
-            if not arg.dtype.isnative:
-                return False
+            if not arg.dtype.isnative or (arg.nbytes >= _STAGE_BYTES and
+                                          not _zero_copyable(arg)):
+                return False   # (a large array PJRT would copy: staged first)
         elif kind not in _PLAIN_TYPES:
             if kind is dict:
                 if not _plain_arguments(arg.values()):

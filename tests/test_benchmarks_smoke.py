@@ -17,7 +17,7 @@ BENCHMARKS = os.path.join(ROOT, "benchmarks")
 REAL_RESULTS = os.path.join(BENCHMARKS, "RESULTS.md")
 
 CASES = {
-    "dispatch": (["--calls", "20", "--repeats", "1"],
+    "dispatch": (["--calls", "20", "--repeats", "1", "--sweep-max-bytes", str(64 << 10)],
                  "## Dispatch overhead (`benchmarks/dispatch.py`)"),
     "selu_fusion": (["--batch", "8", "--features", "16", "--calls", "2", "--repeats", "1"],
                     "## SeLU fusion (`benchmarks/selu_fusion.py`)"),
@@ -55,5 +55,8 @@ def test_benchmark_runs(name, tmp_path):
         png = tmp_path / "compile_latency.png"
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert "![compile latency against program size](compile_latency.png)" in written
+    if name == "dispatch":   # the input size sweep, up to the size asked for
+        assert "### Input size sweep" in written and "| 64 KiB |" in written
+        assert "MiB |" not in written
     if name == "selu_fusion":
         assert "dot fused with bias add + SeLU?" in proc.stdout

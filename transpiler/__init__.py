@@ -41,3 +41,5 @@ __all__ = [
     "value_and_grad", "vjp", "while_loop",
 ]
 __all__ += ["PSCImpureCallError", "pure"]
+from runtime import to_device   # issue 17: inputs moved to the device once, 64-bit kept
+__all__ += ["to_device"]
