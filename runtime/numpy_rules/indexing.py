@@ -41,7 +41,7 @@ import operator
 
 import numpy as np
 
-from .. import dtypes
+from .. import dtypes, masked
 from ..builder import Builder
 from ..checks import guard, is_active
 from ..errors import PSCIndexError, PSCShapeError, PSCTypeError, PSCValueError
@@ -264,9 +264,10 @@ def getitem(b: Builder, x, index) -> Value:
     """``x[index]`` with NumPy's semantics (see the module docstring)."""
     python_number = _is_list_of_python_numbers(x) and not isinstance(index, tuple)
     x = lift(b, x)
-    if _traced_mask(index) is not None:
-        raise b.error(PSCValueError, "indexing with a traced boolean mask gives an array "
-                      "whose size is only known when the program runs", _MASK_HINT)
+    if masked.traced_slice_position(index) is not None:   # a traced slice bound: a window of run-time length
+        return masked.getitem_window(b, getitem, x, index)
+    if _traced_mask(index) is not None:   # a selection of run-time length
+        return masked.getitem_selection(b, x, index, _traced_mask(index))
     plan = _parse(b, x.shape, index)
     result = _take(b, b.reshape(x, plan.shape), plan)
     if python_number and result.ndim == 0:
@@ -415,8 +416,13 @@ def setitem(b: Builder, x, index, value, mode: str = "set") -> Value:
         raise b.error(PSCValueError, f"unknown assignment mode {mode!r}; expected 'set' or "
                       f"one of {sorted(_MODES)}")
     mask = _traced_mask(index)
+    if mask is not None and isinstance(value, masked.Masked):   # Z[I] = f(Z[I])
+        return masked.setitem_selection(b, x, index, mask, value, mode, _masked_combine)
     if mask is not None:
         return _masked_update(b, x, index, mask, value, mode)
+    if masked.involved(index, value):   # y[:k] = v, y[:k] += v with a traced k
+        return masked.setitem_window(b, getitem, setitem, x, index, value, mode,
+                                     _masked_combine)
     plan = _parse(b, x.shape, index)
     y = b.reshape(x, plan.shape)
     target = _result_shape(b, plan)
@@ -465,6 +471,10 @@ def _combine(b: Builder, mode: str, current: Value, value, dtype, scalar: bool) 
                       f"dtype('{result.dtype}') to dtype('{dtype}') with casting rule "
                       "'same_kind'")
     return b.convert(result, dtype)
+
+
+def _masked_combine(b: Builder, mode: str, current: Value, value, dtype) -> Value:
+    return _combine(b, mode, current, value, dtype, scalar=False)
 
 
 def _fit(b: Builder, v: Value, shape: tuple) -> Value:
