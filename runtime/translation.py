@@ -123,7 +123,7 @@ def has_traced(tree) -> bool:
 def _self_translating(tree):
     """The type of the first leaf of ``tree`` that translates calls itself, or None: like
     NumPy's ``__array_function__``, ``type.__psc_translate__(b, fn, args, kwargs)`` takes
-    over any call it is an argument of (`runtime.masked.Masked`, whose length is only known
+    over any call it is an argument of (`runtime.numpy_rules.masked.Masked`, whose length is only known
     when the program runs)."""
     for leaf in tree_util.tree_leaves(tree):
         if hasattr(type(leaf), "__psc_translate__"):

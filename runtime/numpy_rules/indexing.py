@@ -41,12 +41,13 @@ import operator
 
 import numpy as np
 
-from .. import dtypes, masked
+from .. import dtypes
 from ..builder import Builder
 from ..checks import guard, is_active
 from ..errors import PSCIndexError, PSCShapeError, PSCTypeError, PSCValueError
 from ..ir import Value
 from ..translation import has_traced, register_translation_rule
+from . import masked
 from ._core import broadcast_to, lift, static_int
 from .elementwise import UFUNC_RULES
 

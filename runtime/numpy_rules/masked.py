@@ -46,14 +46,14 @@ import operator
 
 import numpy as np
 
-from . import dtypes
-from .builder import Builder
-from .checks import guard, is_active
-from .context import current_builder, has_builder
-from .errors import PSCIndexError, PSCShapeError, PSCTypeError, PSCValueError
-from .ir import Value
-from .translation import lookup_rule, qualified_name
-from .numpy_rules._core import broadcast_to, cast, lift, static_int
+from .. import dtypes
+from ..builder import Builder
+from ..checks import guard, is_active
+from ..context import current_builder, has_builder
+from ..errors import PSCIndexError, PSCShapeError, PSCTypeError, PSCValueError
+from ..ir import Value
+from ..translation import lookup_rule, qualified_name
+from ._core import broadcast_to, cast, lift, static_int
 
 _HINT = ("keep the full size instead: reduce it (sum, mean, max, np.dot), or use "
          "np.where(mask, x, 0) over the whole array")
@@ -338,11 +338,14 @@ def _line_up(b: Builder, ref: Masked, other: Masked) -> None:
                   "operands could not be broadcast together: two slices with traced bounds "
                   "have different lengths")
             return
-        raise b.error(PSCShapeError, "cannot prove that two slices with traced bounds have "
-                      "the same length, which NumPy requires (it raises ValueError when they "
-                      "differ)", "compute both bounds the same way, or turn on the 'index' "
-                      "run-time check (jit_ps(..., checks=True)) to check it when the "
-                      "program runs")
+        n, m = ref.data.shape[ref.axis], other.data.shape[other.axis]
+        sizes = f" of arrays of different sizes ({n} and {m}, which clip the bounds " \
+            "differently)" if n != m else ""
+        raise b.error(PSCShapeError, "cannot prove that two slices with traced bounds"
+                      f"{sizes} have the same length, which NumPy requires (it raises "
+                      "ValueError when they differ)", "compute both bounds the same way, or "
+                      "turn on the 'index' run-time check (jit_ps(..., checks=True)) to "
+                      "check it when the program runs")
     if ref.mask.shape != other.mask.shape or not same_value(ref.mask, other.mask):
         raise b.error(PSCValueError, "cannot combine two arrays selected by traced boolean "
                       "masks that are not provably the same: their elements cannot be paired "
