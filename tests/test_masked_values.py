@@ -483,3 +483,20 @@ def test_gradient_through_masked_reductions():
     sel = x > 0.2
     expected = expected + np.where(sel, 1.0 / sel.sum(), 0.0)
     assert_same(grad(weighted_window)(x, k), expected)
+
+
+def integer_division(x, y, k):
+    return (x[:k] // y[:k]).sum()
+
+
+def gather_selected(x, idx, m):
+    return x[idx[m]].sum()
+
+
+def test_what_is_not_there_cannot_fail_run_time_checks():
+    x, y = np.arange(1, 6), np.array([1, 2, 3, 0, 0])   # zeros past the window
+    assert_same(jit_ps(integer_division, checks=True)(x, y, 3), integer_division(x, y, 3))
+    idx = np.array([0, 99, 2, -99, 1])   # out of bounds where the mask is False
+    m = np.array([True, False, True, False, True])
+    xs = np.arange(5.0)
+    assert_same(jit_ps(gather_selected, checks=True)(xs, idx, m), gather_selected(xs, idx, m))

@@ -29,8 +29,11 @@ Where traced indices (known only when the program runs) differ from NumPy:
   an index array): losing the write is better than corrupting a neighbour.  With the
   opt-in ``index`` run-time check (``jit_ps(..., checks=True)``, `runtime.checks`) both
   raise `PSCRuntimeIndexError` (an ``IndexError``) at the line when the call returns.
-* A traced boolean mask selects a data-dependent number of elements, so ``x[mask]`` is
-  an error; ``x[mask] = v`` works (a ``select``) when ``v`` broadcasts over the selection.
+* A traced boolean mask, or a slice with a traced bound, selects a data-dependent number
+  of elements: ``x[mask]`` and ``x[:k]`` are `masked.Masked` values (the full-size data and
+  which elements are there), which element-wise operations, reductions, ``np.dot`` and
+  assignment through the same slice or mask accept; anything needing their length is an
+  error.  ``x[mask] = v`` is a ``select`` when ``v`` broadcasts over the selection.
 * With repeated indices, ``x[idx] = v`` writes one of the values, not necessarily the
   last one as NumPy does (XLA's scatter leaves the order unspecified).
 """

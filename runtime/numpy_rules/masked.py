@@ -388,6 +388,14 @@ def _plain_operand(b: Builder, x, ref: Masked):
     return b.reshape(x, new) if isinstance(x, Value) else np.reshape(x, new)
 
 
+def _lane_data(b: Builder, m: Masked) -> Value:
+    """``m``'s data for an element-wise rule: under the 'div' run-time check, integer
+    lanes where nothing is hold 1, so that they cannot fail it."""
+    if is_active("div") and dtypes.is_integer(m.dtype):
+        return m.filled(b, 1)
+    return m.data
+
+
 def elementwise(b: Builder, rule, args, kwargs) -> Masked:
     """``rule`` (an element-wise NumPy rule) applied to the data, valid where the first
     `Masked` operand is (all of them line up: `_line_up`)."""
@@ -399,8 +407,8 @@ def elementwise(b: Builder, rule, args, kwargs) -> Masked:
     for other in masked[1:]:
         _line_up(b, ref, other)
     masked = iter(_common_extent(b, masked))
-    data = [next(masked).data if isinstance(a, Masked) else _plain_operand(b, a, ref)
-            for a in args]
+    data = [_lane_data(b, next(masked)) if isinstance(a, Masked) else
+            _plain_operand(b, a, ref) for a in args]
     result = rule(b, *data, **kwargs)
     right = ref.data.ndim - ref.axis - ref.k   # data axes right of the masked ones
     return ref.with_data(result, result.ndim - right - ref.k)
@@ -609,7 +617,8 @@ def _getitem(b: Builder, value_rule, x, index):
         raise b.error(PSCValueError, f"indexing with an array made by {index.what} needs "
                       "integer elements", _HINT)
     x = lift(b, x)
-    data = value_rule(b, x, index.data)
+    # index 0 where nothing is: what is not selected must not trip the 'index' check
+    data = value_rule(b, x, index.filled(b, 0))
     return index.with_data(data)
 
 
@@ -721,8 +730,13 @@ def window(b: Builder, full: Value, axis: int, start, stop) -> Masked:
     begin = _clipped_bound(b, start, n, 0)
     end = _clipped_bound(b, stop, n, n)
     length = b.max(b.sub(end, begin), b.constant(0, dtypes.int64))
-    data = full if start is None else _shift_left(b, full, axis, begin)
+    data = full if _starts_at_0(start, n) else _shift_left(b, full, axis, begin)
     return Masked(data, axis, length=length)
+
+
+def _starts_at_0(start, n: int) -> bool:
+    return start is None or (not isinstance(start, Value)
+                             and slice(operator.index(start), None).indices(n)[0] == 0)
 
 
 def getitem_window(b: Builder, take, x: Value, index) -> Masked:
@@ -763,7 +777,7 @@ def setitem_window(b: Builder, take, put, x: Value, index, value, mode: str,
         data = b.pad(data, b.constant(np.zeros((), data.dtype)), [0] * data.ndim, high)
     data = broadcast_to(b, data, sub.shape)
     begin = _clipped_bound(b, item.start, n, 0)
-    placed = data if item.start is None else _shift_right(b, data, axis, begin)
+    placed = data if _starts_at_0(item.start, n) else _shift_right(b, data, axis, begin)
     lanes = b.iota((n,), dtypes.int64)
     inside = b.and_(b.ge(lanes, b.broadcast_in_dim(begin, (n,), ())),
                     b.lt(lanes, b.broadcast_in_dim(b.add(begin, current.length), (n,), ())))
