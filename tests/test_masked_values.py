@@ -1,5 +1,5 @@
-"""Values whose length is only known when the program runs (`runtime.numpy_rules.masked`): slices with
-traced bounds and traced boolean masks, differential against NumPy."""
+"""Values whose length is only known when the program runs (`runtime.numpy_rules.masked`):
+slices with traced bounds and traced boolean masks, differential against NumPy."""
 from __future__ import annotations
 
 import warnings

@@ -45,6 +45,7 @@ from __future__ import annotations
 import operator
 
 import numpy as np
+from jax import tree_util
 
 from .. import dtypes
 from ..builder import Builder
@@ -53,7 +54,7 @@ from ..context import current_builder, has_builder
 from ..errors import PSCIndexError, PSCShapeError, PSCTypeError, PSCValueError
 from ..ir import Value
 from ..translation import lookup_rule, qualified_name
-from ._core import broadcast_to, cast, lift, static_int
+from ._core import broadcast_to, lift, static_int
 
 _HINT = ("keep the full size instead: reduce it (sum, mean, max, np.dot), or use "
          "np.where(mask, x, 0) over the whole array")
@@ -211,7 +212,6 @@ class Masked:
 
 
 def _leaves(tree):
-    from jax import tree_util
     return tree_util.tree_leaves(tree)
 
 
@@ -240,12 +240,8 @@ def _inplace(op):
             raise b.error(PSCTypeError, f"Cannot cast ufunc output from dtype("
                           f"'{result.dtype}') to dtype('{self.dtype}') with casting rule "
                           "'same_kind'")
-        return result.with_data(b_convert(result.data, self.dtype))
+        return result.with_data(current_builder().convert(result.data, self.dtype))
     return method
-
-
-def b_convert(v: Value, dtype) -> Value:
-    return current_builder().convert(v, dtype)
 
 
 _BINARY = {"add": operator.add, "sub": operator.sub, "mul": operator.mul,
@@ -437,9 +433,8 @@ def _reduced_axes(b: Builder, m: Masked, axis, name: str):
     """The data axes reduced for NumPy's ``axis`` (None: all; the masked axis: it)."""
     if axis is None:
         return tuple(range(m.data.ndim))
-    axes = axis if isinstance(axis, tuple) else (axis,)
-    numpy_axes = sorted({static_int(b, a, "axis") % m.ndim if -m.ndim <= static_int(
-        b, a, "axis") < m.ndim else _axis_error(b, a, m.ndim) for a in axes})
+    numpy_axes = sorted({_normalized_axis(b, a, m.ndim)
+                         for a in (axis if isinstance(axis, tuple) else (axis,))})
     if numpy_axes == list(range(m.ndim)):
         return tuple(range(m.data.ndim))
     if numpy_axes == [m.axis]:
@@ -449,8 +444,12 @@ def _reduced_axes(b: Builder, m: Masked, axis, name: str):
                   "reduce along that axis (or all axes) first")
 
 
-def _axis_error(b: Builder, axis, ndim: int):
-    raise b.error(PSCValueError, f"axis {axis} is out of bounds for array of dimension {ndim}")
+def _normalized_axis(b: Builder, axis, ndim: int) -> int:
+    axis = static_int(b, axis, "axis")
+    if not -ndim <= axis < ndim:
+        raise b.error(PSCValueError, f"axis {axis} is out of bounds for array of dimension "
+                      f"{ndim}")
+    return axis % ndim
 
 
 def _static_count(m: Masked, axes) -> int:
@@ -563,7 +562,7 @@ def _flip(b: Builder, value_rule, m, axis=None):
     if axis is None:
         axes = tuple(range(m.ndim))
     else:
-        axes = tuple(sorted(static_int(b, a, "axis") % m.ndim
+        axes = tuple(sorted(_normalized_axis(b, a, m.ndim)
                             for a in (axis if isinstance(axis, tuple) else (axis,))))
     others = [a if a < m.axis else a + m.k - 1 for a in axes if a != m.axis]
     data = b.reverse(m.data, others)
@@ -847,6 +846,3 @@ def involved(index, value=None) -> bool:
     return (traced_slice_position(index) is not None or isinstance(value, Masked)
             or any(isinstance(item, Masked) for item in items))
 
-
-def cast_data(b: Builder, m: Masked, dtype) -> Masked:
-    return m.with_data(cast(b, m.data, dtype))
