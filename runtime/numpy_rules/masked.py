@@ -616,8 +616,9 @@ def _getitem(b: Builder, value_rule, x, index):
         raise b.error(PSCValueError, f"indexing with an array made by {index.what} needs "
                       "integer elements", _HINT)
     x = lift(b, x)
-    # index 0 where nothing is: what is not selected must not trip the 'index' check
-    data = value_rule(b, x, index.filled(b, 0))
+    # (the gather clamps, so lanes where nothing is read in bounds; under the 'index'
+    # check they read index 0, so that what is not there cannot fail it)
+    data = value_rule(b, x, index.filled(b, 0) if is_active("index") else index.data)
     return index.with_data(data)
 
 
