@@ -117,6 +117,8 @@ def _aval(value):
     if isinstance(value, (bool, int, float, complex, np.ndarray, np.generic)):
         array = np.asarray(value)
         return array.shape, array.dtype, type(value) in (int, float, complex)
+    if hasattr(value, "__psc_escape__"):   # a `runtime.numpy_rules.masked.Masked`: says what it lacks
+        value.__psc_escape__("carrying it through a traced loop or branch")
     raise current_builder().error(
         PSCTypeError, f"a {type(value).__name__} cannot be carried through a traced branch "
         "or loop", "only arrays, numbers and tuples/lists/dicts of them can")

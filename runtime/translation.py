@@ -114,14 +114,30 @@ def registered_names() -> list[str]:
 
 
 def has_traced(tree) -> bool:
-    """True when ``tree`` (args, lists, dicts...) holds a builder `Value`."""
-    return any(isinstance(leaf, Value) for leaf in tree_util.tree_leaves(tree))
+    """True when ``tree`` (args, lists, dicts...) holds a builder `Value` (or another
+    traced object: one whose type handles calls itself, see `translate`)."""
+    return any(isinstance(leaf, Value) or hasattr(type(leaf), "__psc_translate__")
+               for leaf in tree_util.tree_leaves(tree))
+
+
+def _self_translating(tree):
+    """The type of the first leaf of ``tree`` that translates calls itself, or None: like
+    NumPy's ``__array_function__``, ``type.__psc_translate__(b, fn, args, kwargs)`` takes
+    over any call it is an argument of (`runtime.numpy_rules.masked.Masked`, whose length is only known
+    when the program runs)."""
+    for leaf in tree_util.tree_leaves(tree):
+        if hasattr(type(leaf), "__psc_translate__"):
+            return type(leaf)
+    return None
 
 
 def translate(b, fn, *args, **kwargs):
     """Apply ``fn`` to ``args``: statically when nothing is traced, else through its rule."""
     if not has_traced((args, kwargs)):
         return (_resolve_object(fn) if isinstance(fn, str) else fn)(*args, **kwargs)
+    handler = _self_translating((args, kwargs))
+    if handler is not None:
+        return handler.__psc_translate__(b, fn, args, kwargs)
     rule = lookup_rule(fn)
     if rule is None:
         shown = qualified_name(fn) or _default_name(fn) or repr(fn)

@@ -10,6 +10,7 @@ from runtime import StagedFunction, translate
 from runtime.builder import Builder
 from runtime.errors import (PSCError, PSCIndexError, PSCOverflowError, PSCShapeError, PSCTracedValueError, PSCTypeError,
                             PSCValueError)
+from runtime.numpy_rules.masked import Masked
 from runtime.numpy_rules.indexing import add_at, getitem, setitem
 from runtime.translation import lookup_rule
 
@@ -403,19 +404,19 @@ def test_getitem_errors(shape, index, cls, message):
     assert message in info.value.message
 
 
-def test_traced_mask_getitem_is_an_error():
+def test_traced_mask_getitem_is_a_masked_value_or_an_error():
+    # (what a masked value can do: tests/test_masked_values.py)
     b, x = _builder_and_x((3,))
-    for mask in (b.parameter(1, (3,), np.bool_), b.parameter(2, (), np.bool_)):
-        with pytest.raises(PSCValueError) as info:
-            getitem(b, x, mask)
-        assert "np.where(mask, x, other)" in info.value.hint
+    assert isinstance(getitem(b, x, b.parameter(1, (3,), np.bool_)), Masked)
+    with pytest.raises(PSCValueError) as info:   # a 0-d mask: a new axis of run-time size
+        getitem(b, x, b.parameter(2, (), np.bool_))
+    assert "np.where(mask, x, 0)" in info.value.hint
 
 
-def test_traced_slice_bound_is_an_error():
+def test_traced_slice_bound_is_a_masked_value():
     b, x = _builder_and_x((5,))
     i = b.parameter(1, (), np.int64)
-    with pytest.raises(PSCTracedValueError):
-        getitem(b, x, slice(i, None))
+    assert isinstance(getitem(b, x, slice(i, None)), Masked)
 
 
 def test_traced_float_index_is_an_error():

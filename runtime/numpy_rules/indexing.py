@@ -29,8 +29,11 @@ Where traced indices (known only when the program runs) differ from NumPy:
   an index array): losing the write is better than corrupting a neighbour.  With the
   opt-in ``index`` run-time check (``jit_ps(..., checks=True)``, `runtime.checks`) both
   raise `PSCRuntimeIndexError` (an ``IndexError``) at the line when the call returns.
-* A traced boolean mask selects a data-dependent number of elements, so ``x[mask]`` is
-  an error; ``x[mask] = v`` works (a ``select``) when ``v`` broadcasts over the selection.
+* A traced boolean mask, or a slice with a traced bound, selects a data-dependent number
+  of elements: ``x[mask]`` and ``x[:k]`` are `masked.Masked` values (the full-size data and
+  which elements are there), which element-wise operations, reductions, ``np.dot`` and
+  assignment through the same slice or mask accept; anything needing their length is an
+  error.  ``x[mask] = v`` is a ``select`` when ``v`` broadcasts over the selection.
 * With repeated indices, ``x[idx] = v`` writes one of the values, not necessarily the
   last one as NumPy does (XLA's scatter leaves the order unspecified).
 """
@@ -47,6 +50,7 @@ from ..checks import guard, is_active
 from ..errors import PSCIndexError, PSCShapeError, PSCTypeError, PSCValueError
 from ..ir import Value
 from ..translation import has_traced, register_translation_rule
+from . import masked
 from ._core import broadcast_to, lift, static_int
 from .elementwise import UFUNC_RULES
 
@@ -264,9 +268,10 @@ def getitem(b: Builder, x, index) -> Value:
     """``x[index]`` with NumPy's semantics (see the module docstring)."""
     python_number = _is_list_of_python_numbers(x) and not isinstance(index, tuple)
     x = lift(b, x)
-    if _traced_mask(index) is not None:
-        raise b.error(PSCValueError, "indexing with a traced boolean mask gives an array "
-                      "whose size is only known when the program runs", _MASK_HINT)
+    if masked.traced_slice_position(index) is not None:   # a traced slice bound: a window of run-time length
+        return masked.getitem_window(b, getitem, x, index)
+    if _traced_mask(index) is not None:   # a selection of run-time length
+        return masked.getitem_selection(b, x, index, _traced_mask(index))
     plan = _parse(b, x.shape, index)
     result = _take(b, b.reshape(x, plan.shape), plan)
     if python_number and result.ndim == 0:
@@ -415,8 +420,13 @@ def setitem(b: Builder, x, index, value, mode: str = "set") -> Value:
         raise b.error(PSCValueError, f"unknown assignment mode {mode!r}; expected 'set' or "
                       f"one of {sorted(_MODES)}")
     mask = _traced_mask(index)
+    if mask is not None and isinstance(value, masked.Masked):   # Z[I] = f(Z[I])
+        return masked.setitem_selection(b, x, index, mask, value, mode, _masked_combine)
     if mask is not None:
         return _masked_update(b, x, index, mask, value, mode)
+    if masked.involved(index, value):   # y[:k] = v, y[:k] += v with a traced k
+        return masked.setitem_window(b, getitem, setitem, x, index, value, mode,
+                                     _masked_combine)
     plan = _parse(b, x.shape, index)
     y = b.reshape(x, plan.shape)
     target = _result_shape(b, plan)
@@ -465,6 +475,10 @@ def _combine(b: Builder, mode: str, current: Value, value, dtype, scalar: bool) 
                       f"dtype('{result.dtype}') to dtype('{dtype}') with casting rule "
                       "'same_kind'")
     return b.convert(result, dtype)
+
+
+def _masked_combine(b: Builder, mode: str, current: Value, value, dtype) -> Value:
+    return _combine(b, mode, current, value, dtype, scalar=False)
 
 
 def _fit(b: Builder, v: Value, shape: tuple) -> Value:
