@@ -116,13 +116,15 @@ def cholesky(b: Builder, a, *, upper=False) -> Value:
     dtype = common_type(b, "cholesky", (a,))
     a = lift(b, a, dtype)
     _square_stack(b, "cholesky", a)
-    factor = _zeros(b, a.shape, a.dtype) if 0 in a.shape else _cholesky_op(b, a)
-    if upper:
-        if dtypes.is_complex(factor.dtype):   # (the builder has no conj)
-            raise b.error(PSCUnsupportedCallError, "np.linalg.cholesky(..., upper=True) of "
-                          "a complex matrix is not supported", "use the lower factor")
-        factor = matrix_transpose(b, factor)
-    return factor
+    if 0 in a.shape:
+        return _zeros(b, a.shape, a.dtype)
+    if not upper:
+        return _cholesky_op(b, a)
+    if dtypes.is_complex(a.dtype):   # (the builder has no conj)
+        raise b.error(PSCUnsupportedCallError, "np.linalg.cholesky(..., upper=True) of a "
+                      "complex matrix is not supported", "use the lower factor")
+    # NumPy reads the upper triangle: the lower one of aᵀ, whose factor is Uᵀ
+    return matrix_transpose(b, _cholesky_op(b, matrix_transpose(b, a)))
 
 
 for _name, _rule in [("numpy.linalg.solve", solve), ("numpy.linalg.inv", inv),

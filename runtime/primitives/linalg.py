@@ -205,7 +205,6 @@ def _lower_cholesky(p, op):
         f"uplo = {_byte('L')}",
         aliases="#stablehlo.output_operand_alias<output_tuple_indices = [0], "
                 "operand_index = 0, operand_tuple_indices = []>")
-    factor = t.ok_or_nan(f"{factored}#1", f"{factored}#0", a.shape, a.dtype)
     # potrf leaves the strict upper triangle as it was: zero it
     index_t = tensor_type(a.shape, np.int32)
     rows = t.line("stablehlo.iota", [], [], [index_t], f"iota_dimension = {r - 2} : i64")
@@ -216,8 +215,9 @@ def _lower_cholesky(p, op):
                    "compare_type = #stablehlo<comparison_type SIGNED>")
     zero = t.line("stablehlo.constant", [], [], [a_t],
                   f"value = {dense_literal(np.zeros((), a.dtype))} : {a_t}")
-    p.names[result] = t.line("stablehlo.select", [lower, factor, zero], [pred_t, a_t, a_t],
-                             [a_t])
+    factor = t.line("stablehlo.select", [lower, f"{factored}#0", zero], [pred_t, a_t, a_t],
+                    [a_t])
+    p.names[result] = t.ok_or_nan(f"{factored}#1", factor, a.shape, a.dtype)
 
 
 # --- derivatives --------------------------------------------------------------------------
