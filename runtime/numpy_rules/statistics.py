@@ -119,11 +119,18 @@ def _traced_edges(b: Builder, x: Value, nbins: int):
     first = b.select(same, b.sub(first, half), first)
     last = b.select(same, b.add(last, half), last)
     denom = b.sub(last, first)
-    step = b.div(denom, _scalar(b, nbins, bin_type))
+    # XLA turns a division by a constant into a product with its reciprocal (not
+    # NumPy's rounding): divide by max(nbins, first·0) (nbins at run time) instead
+    divisor = b.max(_scalar(b, nbins, bin_type), b.mul(first, _scalar(b, 0, bin_type)))
+    step = b.div(denom, divisor)
     count = b.convert(b.iota((nbins + 1,), np.int32), bin_type)
-    edges = b.add(b.mul(count, _splat(b, step, count)), _splat(b, first, count))
     is_last = b.eq(b.iota((nbins + 1,), np.int32), _splat(b, _scalar(b, nbins, np.int32),
                                                             count))
+    # NumPy rounds the product, then adds.  XLA:CPU may fuse a multiply and an add into a
+    # fused multiply-add (one rounding: a value on an edge would change bins); a sort is
+    # never fused, so sorting the (already increasing) products makes XLA round them.
+    (products,) = b.sort([b.mul(count, _splat(b, step, count))], 0)
+    edges = b.add(products, _splat(b, first, count))
     edges = b.select(is_last, _splat(b, last, edges), edges)
     return first, last, denom, edges, bin_type, bin_type, bin_type, (first, last)
 
