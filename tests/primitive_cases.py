@@ -276,3 +276,8 @@ def _solve_stacked(b, a, y):
 @case("cholesky", positive_definite((3, 3)), primitives=("cholesky",))
 def _cholesky(b, a):
     return b.emit("cholesky", [a])
+
+
+@case("lu", well_conditioned((3, 3)), primitives=("lu",))
+def _lu(b, a):
+    return b.emit("lu", [a])

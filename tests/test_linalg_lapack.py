@@ -140,6 +140,30 @@ def test_contour_integral_style():
     assert_same(jit_ps(kernel)(*args), kernel(*args), **tol(np.complex128))
 
 
+@pytest.mark.parametrize("dtype", DTYPES + [np.int64])
+@pytest.mark.parametrize("shape", [(1, 1), (3, 3), (2, 4, 4), (0, 0), (2, 0, 0)])
+def test_det_and_slogdet_match_numpy(dtype, shape):
+    a = data(shape, dtype) * 3
+    if dtype == np.int64:
+        a = np.round(data(shape) * 3).astype(np.int64)
+    check(np.linalg.det, a)
+    got, want = run_rule(np.linalg.slogdet, a), np.linalg.slogdet(a)
+    assert_same(list(got), list(want), **tol(want.sign.dtype))
+
+
+def test_slogdet_result_fields_and_singular_matrices():
+    def f(a):
+        result = np.linalg.slogdet(a)
+        return result.sign, result.logabsdet, np.linalg.det(a)
+    a = np.stack([np.ones((3, 3)), np.diag([2.0, -1.0, 3.0])])
+    assert_same(jit_ps(f)(a), f(a))
+
+
+def test_det_has_no_derivative():
+    with pytest.raises(PSCUnsupportedCallError, match="det"):
+        grad(lambda a: np.linalg.det(a))(matrix((3, 3)))
+
+
 # --- what NumPy raises at run time -----------------------------------------------------------
 
 def test_singular_matrix_gives_nan_for_that_matrix_only():

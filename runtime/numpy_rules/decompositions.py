@@ -1,5 +1,5 @@
-"""``np.linalg.solve``, ``np.linalg.inv`` and ``np.linalg.cholesky``, on the ``solve`` and
-``cholesky`` primitives (jaxlib's LAPACK kernels: `runtime.primitives.linalg`).
+"""``np.linalg.solve``, ``inv``, ``cholesky``, ``det`` and ``slogdet``, on the ``solve``,
+``cholesky`` and ``lu`` primitives (jaxlib's LAPACK kernels: `runtime.primitives.linalg`).
 
 NumPy semantics kept: the common type (``numpy.linalg._commonType``): integer and bool
 arrays compute in float64, float32/complex64 stay single precision unless another operand
@@ -11,7 +11,8 @@ reads only the lower triangle (``upper=True`` gives the conjugate transpose).
 Where NumPy raises ``LinAlgError`` at run time (a singular matrix for solve/inv, one not
 positive definite for cholesky), the compiled program gives NaN for that matrix's whole
 result, as jax does; under ``checks="nan"`` that NaN (from finite inputs) raises
-`PSCFloatingPointError` at the call.  Shape errors NumPy reports as ``LinAlgError`` (a
+`PSCFloatingPointError` at the call.  ``det``/``slogdet`` have no derivative
+(refused with `PSCUnsupportedCallError`).  Shape errors NumPy reports as ``LinAlgError`` (a
 ``ValueError``) are `PSCShapeError` here.
 """
 from __future__ import annotations
@@ -28,7 +29,9 @@ from ..primitives.linalg import solve as _solve_op
 from ..translation import register_translation_rule
 from ._core import broadcast_shapes, broadcast_to, is_traced_sequence, lift, sequence_dtype
 
-_DOUBLE = (np.dtype(np.float64), np.dtype(np.complex128))
+# NumPy's result type (a named tuple: ``.sign``, ``.logabsdet``), where it can be found
+_SLOGDET_RESULT = getattr(getattr(np.linalg, "_linalg", None), "SlogdetResult", tuple)
+_SLOGDET_RESULT = _SLOGDET_RESULT if _SLOGDET_RESULT is not tuple else (lambda *r: r)
 
 
 def _dtype_of(x) -> np.dtype:
@@ -127,6 +130,57 @@ def cholesky(b: Builder, a, *, upper=False) -> Value:
     return matrix_transpose(b, _cholesky_op(b, matrix_transpose(b, a)))
 
 
+# --- det and slogdet: one LU factorization ---------------------------------------------------
+
+
+def _lu_diagonal_and_parity(b: Builder, name: str, a):
+    """(U's diagonal (..., n), the permutation's sign ±1 in a's dtype) of ``a``'s LU."""
+    dtype = common_type(b, name, (a,))
+    a = lift(b, a, dtype)
+    _square_stack(b, name, a)
+    n, r = a.shape[-1], a.ndim
+    if 0 in a.shape:   # det of a 0x0 matrix is 1 (an empty product)
+        diag = _zeros(b, a.shape[:-1], a.dtype)
+        return diag, b.broadcast_in_dim(b.constant(np.ones((), a.dtype)), a.shape[:-2], ())
+    factors, pivots, _ = b.emit("lu", [a])
+    on_diagonal = b.eq(b.iota(a.shape, np.int32, r - 2), b.iota(a.shape, np.int32, r - 1))
+    diag = b.reduce(b.select(on_diagonal, factors, _zeros(b, a.shape, a.dtype)), "sum",
+                    (r - 1,))
+    position = b.add(b.iota(pivots.shape, np.int32, r - 2),
+                     b.broadcast_in_dim(b.constant(np.int32(1)), pivots.shape, ()))
+    swaps = b.reduce(b.convert(b.ne(pivots, position), np.int32), "sum", (r - 2,))
+    odd = b.eq(b.rem(swaps, b.broadcast_in_dim(b.constant(np.int32(2)), swaps.shape, ())),
+               b.broadcast_in_dim(b.constant(np.int32(1)), swaps.shape, ()))
+    one = b.broadcast_in_dim(b.constant(np.ones((), a.dtype)), swaps.shape, ())
+    return diag, b.select(odd, b.neg(one), one)
+
+
+def det(b: Builder, a) -> Value:
+    """np.linalg.det: the product of U's diagonal times the sign of the row permutation
+    (a singular matrix gives 0, as in NumPy)."""
+    diag, sign = _lu_diagonal_and_parity(b, "det", a)
+    return b.mul(sign, b.reduce(diag, "prod", (diag.ndim - 1,)))
+
+
+def slogdet(b: Builder, a):
+    """np.linalg.slogdet: (sign, log|det|) from the same factorization; a singular matrix
+    gives (0, -inf), as NumPy."""
+    diag, sign = _lu_diagonal_and_parity(b, "slogdet", a)
+    last = diag.ndim - 1
+    size = b.abs(diag)
+    logabsdet = b.reduce(b.log(size), "sum", (last,))
+    if dtypes.is_complex(diag.dtype):
+        unit = b.div(diag, b.convert(size, diag.dtype))
+    else:
+        unit = b.sign(diag)
+    sign = b.mul(sign, b.reduce(unit, "prod", (last,)))
+    zero = b.eq(size, _zeros(b, size.shape, size.dtype))
+    singular = b.reduce(zero, "or", (last,))
+    sign = b.select(singular, _zeros(b, sign.shape, sign.dtype), sign)
+    return _SLOGDET_RESULT(sign, logabsdet)
+
+
 for _name, _rule in [("numpy.linalg.solve", solve), ("numpy.linalg.inv", inv),
-                     ("numpy.linalg.cholesky", cholesky)]:
+                     ("numpy.linalg.cholesky", cholesky),
+                     ("numpy.linalg.det", det), ("numpy.linalg.slogdet", slogdet)]:
     register_translation_rule(_name, _rule)

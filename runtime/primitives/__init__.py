@@ -13,7 +13,7 @@ module                primitives
 ``control_flow``      ``while``, ``case``
 ``guards``            ``check`` (run-time checks, `runtime.checks`)
 ``callbacks``         ``debug_callback`` (host callbacks: `runtime.debugging`)
-``linalg``            ``solve``, ``cholesky`` (jaxlib's LAPACK kernels on CPU)
+``linalg``            ``solve``, ``cholesky``, ``lu`` (jaxlib's LAPACK kernels on CPU)
 ====================  ==========================================================
 
 Each module declares, for each of its primitives, the operand check and result type, the

@@ -1,4 +1,5 @@
-"""Dense linear algebra on CPU through jaxlib's LAPACK kernels: ``solve`` and ``cholesky``.
+"""Dense linear algebra on CPU through jaxlib's LAPACK kernels: ``solve``, ``cholesky``
+and ``lu``.
 
 Both lower to the XLA FFI custom calls jax itself uses on CPU (``lapack_?getrf_ffi``,
 ``lapack_?trsm_ffi``, ``lapack_?potrf_ffi``; `register_lapack_targets` registers them with
@@ -27,7 +28,12 @@ diagonal halved); the VJP is its transpose, ``S = L⁻ᵀ Φ(Lᵀ L̄) L⁻¹``,
 ``ā = tril(S) + tril(Sᵀ, −1)``.  Complex Cholesky is not holomorphic: its derivatives are
 refused.
 
-Batching (both): batch dimensions move to the front and become one more LAPACK batch
+``lu(a)``: ``getrf`` alone, three results: the packed factors (L below the diagonal, unit
+diagonal implied, U on and above), LAPACK's 1-based pivots (..., n) and ``info`` (...), for
+``np.linalg.det``/``slogdet`` (the product of U's diagonal and the parity of the pivots).
+Its derivatives are refused (`PSCUnsupportedCallError`), never silently zero.
+
+Batching (all three): batch dimensions move to the front and become one more LAPACK batch
 dimension.  No GPU lowering (cuSOLVER) is written: the lowering is the CPU one.
 """
 from __future__ import annotations
@@ -78,6 +84,15 @@ def _check_solve(operands, attrs):
             f"solve needs b of shape (..., n, k) with a's batch dimensions and n, got "
             f"a {fmt(a)} and b {fmt(rhs)}")
     return [(rhs.shape, rhs.dtype)]
+
+
+@checks("lu")
+def _check_lu(operands, attrs):
+    (a,) = operands
+    _check_matrix("lu", a)
+    batch, n = a.shape[:-2], a.shape[-1]
+    return [(a.shape, a.dtype), (batch + (n,), np.dtype(np.int32)),
+            (batch, np.dtype(np.int32))]
 
 
 @checks("cholesky")
@@ -192,6 +207,24 @@ def _lower_solve(p, op):
     p.names[x] = t.ok_or_nan(f"{factored}#2", solved, x.shape, x.dtype)
 
 
+@lowers("lu")
+def _lower_lu(p, op):
+    """``getrf`` alone: (the packed L\\U factors, LAPACK's 1-based pivots, info)."""
+    register_lapack_targets()
+    (a,) = op.operands
+    r, batch, n = a.ndim, a.shape[:-2], a.shape[-1]
+    t = _Text(p, op)
+    factored = t.custom_call(
+        f"lapack_{LAPACK_DTYPES[a.dtype]}getrf_ffi", [p.name(a)], [value_type(a)], [r],
+        [(value_type(a), _column_major(r)),
+         (tensor_type(batch + (n,), np.int32), _row_major(r - 1)),
+         (tensor_type(batch, np.int32), _row_major(r - 2))],
+        aliases="#stablehlo.output_operand_alias<output_tuple_indices = [0], "
+                "operand_index = 0, operand_tuple_indices = []>")
+    for i, result in enumerate(op.results):
+        p.names[result] = f"{factored}#{i}"
+
+
 @lowers("cholesky")
 def _lower_cholesky(p, op):
     register_lapack_targets()
@@ -302,6 +335,16 @@ def _left_right_inverse(b, factor, x):
     return matrix_transpose(b, solve(b, factor, matrix_transpose(b, left)))
 
 
+def _refuse_lu(b, op, *args, **kwargs):
+    raise PSCUnsupportedCallError("the derivative of np.linalg.det/slogdet (an LU "
+                                  "factorization) is not supported",
+                                  hint="differentiate through np.linalg.solve or inv")
+
+
+jvp_rule("lu")(_refuse_lu)
+vjp_rule("lu")(_refuse_lu)
+
+
 @jvp_rule("cholesky")
 def _cholesky_jvp(b, op, primals, tangents):
     (a,), (ta,) = primals, tangents
@@ -331,6 +374,11 @@ def _batch_solve(b, op, operands, dims):
     size = next(v.shape[d] for v, d in zip(operands, dims) if d is not None)
     a, rhs = (to_front(b, v, d, size) for v, d in zip(operands, dims))
     return [solve(b, a, rhs)], [0]
+
+
+@batching_rule("lu")
+def _batch_lu(b, op, operands, dims):
+    return b.emit("lu", [to_front(b, operands[0], dims[0])]), [0, 0, 0]
 
 
 @batching_rule("cholesky")
