@@ -248,3 +248,36 @@ def _case(b, i, x, w):
 def _cond(b, p, x):
     return b.conditional(p, [lambda sub, ops: [sub.exp(ops[0])],
                              lambda sub, ops: [sub.add(ops[0], ops[0])]], [x])
+
+# --- linear algebra (LAPACK custom calls) ------------------------------------------------------
+
+
+def well_conditioned(shape):
+    return lambda rng: rng.uniform(-1.0, 1.0, shape) + 3.0 * np.eye(shape[-1])
+
+
+def positive_definite(shape):
+    def draw(rng):
+        x = rng.uniform(-1.0, 1.0, shape)
+        return x @ np.swapaxes(x, -1, -2) + shape[-1] * np.eye(shape[-1])
+    return draw
+
+
+@case("solve", well_conditioned((3, 3)), uniform((3, 2)), primitives=("solve",))
+def _solve(b, a, y):
+    return b.emit("solve", [a, y])
+
+
+@case("solve_stacked", well_conditioned((2, 3, 3)), uniform((2, 3, 1)), primitives=("solve",))
+def _solve_stacked(b, a, y):
+    return b.emit("solve", [a, y])
+
+
+@case("cholesky", positive_definite((3, 3)), primitives=("cholesky",))
+def _cholesky(b, a):
+    return b.emit("cholesky", [a])
+
+
+@case("lu", well_conditioned((3, 3)), primitives=("lu",))
+def _lu(b, a):
+    return b.emit("lu", [a])

@@ -1,2 +1,3 @@
 """NumPy translation rules, registered in `runtime.translation` on import."""
-from . import creation, elementwise, indexing, linalg, reductions, shapes  # noqa: F401
+from . import (creation, decompositions, elementwise, indexing, linalg,  # noqa: F401
+               reductions, shapes, statistics)

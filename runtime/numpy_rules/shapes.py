@@ -7,6 +7,8 @@ own rules (``-1`` in reshape, negative axes, broadcasting) and raises NumPy's er
 """
 from __future__ import annotations
 
+import operator
+
 
 import numpy as np
 
@@ -14,7 +16,7 @@ from .. import dtypes
 from ..builder import Builder
 from ..errors import PSCShapeError, PSCValueError
 from ..ir import Value
-from ..translation import register_translation_rule
+from ..translation import has_traced, register_translation_rule
 from ._core import (array, broadcast_shapes, broadcast_to, cast, lift, normalize_axis,
                     normalize_axes, raveled_if_0d, reduction_axes, result_dtype, static_int,
                     static_shape)
@@ -400,6 +402,38 @@ def argsort(b, a, axis=-1, kind=None, order=None, *, stable=None):
     axis = normalize_axis(b, axis, x.ndim)
     _, indices = b.sort([x, b.iota(x.shape, np.int64, axis)], axis, num_keys=1)
     return indices
+
+
+
+def _triangle(b, m, k, keep_lower: bool):
+    """np.tril / np.triu: zero the elements above (tril) or below (triu) diagonal ``k`` of
+    the last two dimensions; a 1-d ``m`` is broadcast to (N, N) first, as NumPy's mask
+    does."""
+    x = lift(b, m)
+    if has_traced(k):
+        raise b.error(PSCValueError, "the diagonal k of np.tril/np.triu must be known when "
+                      "the program is built")
+    k = operator.index(k)
+    if x.ndim == 0:
+        raise b.error(PSCValueError, "np.tril/np.triu need an array of 1 or more dimensions")
+    if x.ndim == 1:
+        x = b.broadcast_in_dim(x, x.shape * 2, (1,))
+    rows = b.iota(x.shape, np.int64, x.ndim - 2)
+    cols = b.iota(x.shape, np.int64, x.ndim - 1)
+    shifted = b.add(rows, b.broadcast_in_dim(b.constant(np.int64(k)), x.shape, ()))
+    keep = b.ge(shifted, cols) if keep_lower else b.le(shifted, cols)
+    zero = b.broadcast_in_dim(b.constant(np.zeros((), x.dtype)), x.shape, ())
+    return b.select(keep, x, zero)
+
+
+@_rule("numpy.tril")
+def tril(b, m, k=0):
+    return _triangle(b, m, k, keep_lower=True)
+
+
+@_rule("numpy.triu")
+def triu(b, m, k=0):
+    return _triangle(b, m, k, keep_lower=False)
 
 
 for _name, _rule_fn in RULES.items():

@@ -13,13 +13,14 @@ module                primitives
 ``control_flow``      ``while``, ``case``
 ``guards``            ``check`` (run-time checks, `runtime.checks`)
 ``callbacks``         ``debug_callback`` (host callbacks: `runtime.debugging`)
+``linalg``            ``solve``, ``cholesky``, ``lu`` (jaxlib's LAPACK kernels on CPU)
 ====================  ==========================================================
 
 Each module declares, for each of its primitives, the operand check and result type, the
 StableHLO lowering, the JVP, the VJP and the batching rule, side by side.
 """
-from . import (callbacks, contractions, control_flow, elementwise, guards, indexing,
+from . import (callbacks, contractions, control_flow, elementwise, guards, indexing, linalg,
                reductions, shapes)
 
 __all__ = ["callbacks", "contractions", "control_flow", "elementwise", "guards", "indexing",
-           "reductions", "shapes"]
+           "linalg", "reductions", "shapes"]
