@@ -46,3 +46,5 @@ __all__ = [
     "PSCWarning",
 ]
 __all__ += ["PSCImpureCallError", "checked", "pure"]   # issue 11: purity
+from .errors import PSCPerformanceWarning
+__all__ += ["PSCPerformanceWarning"]   # issue 17: a staged loop that had to be unrolled

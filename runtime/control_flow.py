@@ -17,14 +17,16 @@ container's structure is a `PSCError` naming the variable and both places.
 from __future__ import annotations
 
 import operator
+import warnings
 
 import numpy as np
 from jax import tree_util
 
 from . import sourcemap
 from .context import building, current_builder
-from .errors import (PSCNameError, PSCShapeError, PSCTracedValueError, PSCTypeError,
-                     PSCValueError)
+from .errors import (PSCNameError, PSCPerformanceWarning, PSCShapeError,
+                     PSCTracedValueError, PSCTypeError, PSCValueError)
+from .index_facts import note_bounds
 from .ir import Value
 from .primitive import lookup
 from .signature import LeafSpec
@@ -472,10 +474,38 @@ def for_stmt(iterable, body_fn, state, names, target=NOT_NEEDED, stop=None, unro
     if isinstance(iterable, (range, TracedRange)) or isinstance(iterable, Value):
         try:
             return _staged_for(iterable, body_fn, state, names, target, stop)
-        except PSCTracedValueError:
+        except PSCTracedValueError as err:
             if not isinstance(iterable, range):
                 raise
+            _warn_unrolled(iterable, body_fn, err)
     return _unrolled_for(iterable, body_fn, state, names, target, stop)
+
+
+UNROLL_WARNING_ITERATIONS = 64   # unrolling more than this many iterations warns
+
+
+def _warn_unrolled(iterable: range, body_fn, err: PSCTracedValueError) -> None:
+    """A `PSCPerformanceWarning` at the loop's line when a loop meant to be staged is
+    unrolled over more than `UNROLL_WARNING_ITERATIONS` iterations, naming the expression
+    that needed a static value (the body is built once per iteration: compile time grows
+    with the trip count)."""
+    if len(iterable) <= UNROLL_WARNING_ITERATIONS:
+        return
+    code = getattr(body_fn, "__code__", None)
+    loop = sourcemap.location_of_code(code) if code is not None else None
+    needed = err.location
+    where = f" at line {needed.line}" if needed is not None else ""
+    text = needed.text() if needed is not None else None
+    message = (f"loop unrolled: its body needs a static value{where} ({err.message}), so "
+               f"it is built {len(iterable)} times instead of staged once" +
+               (f"\n    {text.strip()}" if text else "") +
+               "\nhint: slices of a static length at the loop index (x[i:i + K]) stage; "
+               "shapes or slice lengths that depend on the index do not")
+    if loop is None:
+        warnings.warn(message, PSCPerformanceWarning, stacklevel=2)
+    else:
+        warnings.warn_explicit(f"{loop}: {message}", PSCPerformanceWarning, loop.file,
+                               loop.line)
 
 
 def _unrolled_for(iterable, body_fn, state, names, target, stop):
@@ -531,6 +561,7 @@ def _staged_for(iterable, body_fn, state, names, target, stop):
     else:
         keep, first = True, target
     counter = b.constant(start) if not isinstance(start, Value) else start
+    bounds = _index_bounds(iterable)
     stop_index = names.index(stop) if stop is not None else None
 
     def test(i, t, *carried):
@@ -540,6 +571,8 @@ def _staged_for(iterable, body_fn, state, names, target, stop):
         return going
 
     def body(i, t, *carried):
+        if bounds is not None and isinstance(i, Value):
+            note_bounds(i, *bounds)   # `x[i:i + K]` can then be proved inside x
         value = element(i)
         return (i + step, value, *body_fn(value, *carried))
     full_names = ("<loop index>", "<loop variable>", *names)
@@ -553,6 +586,15 @@ def _staged_for(iterable, body_fn, state, names, target, stop):
                         max_trip_count=bound if stop is not None else None,
                         presumed=_presumed_target(first, counter, array))
     return tuple(out[2:]) if not keep else (out[1], *out[2:])
+
+
+def _index_bounds(iterable) -> tuple[int, int] | None:
+    """Inclusive bounds of a staged loop's index in its body (None for traced bounds)."""
+    if isinstance(iterable, Value):
+        return 0, iterable.shape[0] - 1
+    if isinstance(iterable, range) and len(iterable):
+        return min(iterable[0], iterable[-1]), max(iterable[0], iterable[-1])
+    return None
 
 
 def _presumed_target(first, counter, array):

@@ -41,3 +41,5 @@ __all__ = [
     "value_and_grad", "vjp", "while_loop",
 ]
 __all__ += ["PSCImpureCallError", "pure"]
+from runtime import PSCPerformanceWarning
+__all__ += ["PSCPerformanceWarning"]   # issue 17: a staged loop that had to be unrolled
