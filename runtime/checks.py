@@ -13,6 +13,12 @@ kind       fails when                                                           
 ``nan``    an operation makes a NaN or an infinity from finite inputs           `PSCFloatingPointError`
 =========  ===================================================================  ============
 
+One guard is not opt-in: ``window`` (`always_guard`), where a slice of static length at a
+traced start would not fit and NumPy would give fewer elements; it is emitted only where
+the bounds known while building do not prove the slice fits (`runtime.numpy_rules.indexing`),
+and raises `PSCRuntimeIndexError`.  A program holding any guard is dispatched on the Python
+path (the failure code is read after each call): about a millisecond per call more.
+
 A guard is a ``check`` operation (`runtime.primitives.guards`) on a bool scalar, "this
 site failed", carrying its kind and message; its location is the op's (the user's line).
 Guards are ordinary ops while the program is built, so loops, branches, autodiff and
@@ -22,7 +28,7 @@ that failed (0: none), threaded through the state of every loop and the results 
 branch holding a guard.  `StagedFunction` reads it after the run and raises the site's
 error (`raise_first_failure`).
 
-When checks are off nothing here runs: no guard is emitted, the pass does not run, the
+When checks are off nothing here runs (but the ``window`` guard): no opt-in guard is emitted, the pass does not run, the
 program is the one built without this module (``tests/test_runtime_checks.py`` compares
 the StableHLO text).
 """

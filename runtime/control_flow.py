@@ -4,8 +4,10 @@
 Each function stages when its decision is traced and runs plain Python when it is static,
 so binding-time verdicts only change how generated code looks, never what it computes.
 A ``while`` runs as Python while its test is static and stages the rest once it becomes
-traced; a ``for`` over ``range`` with traced state stages with a traced index, and unrolls
-instead when the body needs the index as a static value.
+traced; a ``for`` over ``range`` with traced state stages with a traced index (its bounds
+noted for the indexing rules: `runtime.index_facts`), and unrolls instead when the body
+needs the index as a static value, with a `PSCPerformanceWarning` at the loop when that
+is more than `UNROLL_WARNING_ITERATIONS` iterations.
 
 Carried values are unified the way the Python program sees them: a weak Python number
 adopts the dtype of the array it meets (``acc = 0.0`` then ``acc = acc + x[i]`` with float32
@@ -26,7 +28,7 @@ from . import sourcemap
 from .context import building, current_builder
 from .errors import (PSCNameError, PSCPerformanceWarning, PSCShapeError,
                      PSCTracedValueError, PSCTypeError, PSCValueError)
-from .index_facts import note_bounds
+from .index_facts import affine, note_bounds
 from .ir import Value
 from .primitive import lookup
 from .signature import LeafSpec
@@ -589,12 +591,29 @@ def _staged_for(iterable, body_fn, state, names, target, stop):
 
 
 def _index_bounds(iterable) -> tuple[int, int] | None:
-    """Inclusive bounds of a staged loop's index in its body (None for traced bounds)."""
+    """Inclusive bounds of a staged loop's index in its body: from a static range, or
+    from what is known of a traced range's bounds (``range(i + 1, n)`` inside a loop
+    over ``i``); None when nothing is."""
     if isinstance(iterable, Value):
         return 0, iterable.shape[0] - 1
-    if isinstance(iterable, range) and len(iterable):
-        return min(iterable[0], iterable[-1]), max(iterable[0], iterable[-1])
-    return None
+    if isinstance(iterable, range):
+        return (min(iterable[0], iterable[-1]), max(iterable[0], iterable[-1])) \
+            if len(iterable) else None
+    start, stop = _interval(iterable.start), _interval(iterable.stop)
+    if start is None or stop is None:
+        return None
+    if iterable.step > 0:   # start <= index < stop
+        return start[0], stop[1] - 1
+    return stop[0] + 1, start[1]   # stop < index <= start
+
+
+def _interval(bound) -> tuple[int, int] | None:
+    if isinstance(bound, Value):
+        return affine(bound).interval() if bound.ndim == 0 else None
+    try:
+        return operator.index(bound), operator.index(bound)
+    except TypeError:
+        return None
 
 
 def _presumed_target(first, counter, array):

@@ -43,10 +43,15 @@ class Affine:
     high: int | None = None
 
     def interval(self) -> tuple[int, int] | None:
-        """Inclusive bounds of the value itself, when the root's are known."""
+        """Inclusive bounds of the value itself, when the root's are known and nothing
+        computing it can have wrapped (the bounds lie in its dtype's range: arithmetic
+        modulo 2**bits is then exact)."""
         if self.low is None or self.high is None:
             return None
         ends = (self.low * self.scale + self.offset, self.high * self.scale + self.offset)
+        info = np.iinfo(self.root.dtype)
+        if min(ends) < info.min or max(ends) > info.max:
+            return None
         return min(ends), max(ends)
 
 

@@ -104,6 +104,22 @@ def test_conv2d_matches_numpy_and_stays_staged(rng):
     assert "tensor<i32>" not in main
 
 
+def triangular(x):
+    acc = np.zeros(2)
+    for i in range(x.shape[0] - 2):
+        for j in range(i + 1, x.shape[0] - 1):   # traced bounds, known to lie in [1, n - 2]
+            acc = acc + x[j:j + 2] * i
+    return acc
+
+
+def test_traced_range_bounds_prove_the_window(rng):
+    x = rng.standard_normal(7)
+    same(triangular, x)
+    main = next(line for line in jit_ps(triangular).lower(x).splitlines()
+                if "func.func public @main" in line)
+    assert "tensor<i32>" not in main
+
+
 def test_guard_only_where_the_bounds_do_not_prove_the_window():
     def loose(x):
         acc = np.zeros(3)
@@ -287,3 +303,22 @@ def test_short_unrolled_fallback_and_static_range_do_not_warn():
         warnings.simplefilter("error", PSCPerformanceWarning)
         assert_same(jit_ps(short_needs_static)(x), short_needs_static(x))
         assert_same(jit_ps(python_loop)(x), python_loop(x))
+
+
+# --- derivatives through windows ---------------------------------------------------------
+
+def window_loss(x, w):
+    K = w.shape[0]
+    total = 0.0
+    for i in range(x.shape[0] - K + 1):
+        total = total + np.sum(x[i:i + K] * w) ** 2
+    return total
+
+
+def test_grad_through_windows(rng):
+    from transpiler import grad
+    x, w = rng.standard_normal(9), rng.standard_normal(3)
+    expected = np.zeros_like(x)   # d/dx of sum_i s_i**2, s_i = x[i:i+K] . w
+    for i in range(x.size - w.size + 1):
+        expected[i:i + w.size] += 2 * np.dot(x[i:i + w.size], w) * w
+    assert_same(grad(window_loss)(x, w), expected, rtol=1e-10)

@@ -9,6 +9,11 @@ Both follow one plan:
    ``[]``) reshapes ``x`` to have a unit axis there, so every entry indexes one axis.
 2. *Basic part*: the slices are one ``slice`` op (and a ``reverse`` for negative steps),
    static integers slices of length 1, traced integer scalars a ``dynamic_slice``.
+   A slice of static length at a traced start (``x[i:i + K]``: the bounds' affine forms,
+   `runtime.index_facts`, give ``stop - start``; the step static and positive) is a
+   *window*: one ``dynamic_slice`` of the axes it covers comes first, and the rest of the
+   index applies to that block as to any array (writes: the block updated, then one
+   ``dynamic_update_slice`` back).
 3. *Advanced part*: when an entry is an integer array, every non-slice entry (integers
    included) is an advanced index.  They broadcast together and one ``gather`` picks
    them; the broadcast dimensions go where the first advanced index is when all of them
@@ -29,6 +34,14 @@ Where traced indices (known only when the program runs) differ from NumPy:
   an index array): losing the write is better than corrupting a neighbour.  With the
   opt-in ``index`` run-time check (``jit_ps(..., checks=True)``, `runtime.checks`) both
   raise `PSCRuntimeIndexError` (an ``IndexError``) at the line when the call returns.
+* A window NumPy would clip (``x[i:i + K]`` with ``i + K`` past the end, or a start
+  whose slice would be empty or shorter after NumPy's wrapping of negative bounds) has a
+  shape the program cannot have.  Where the bounds known while building (a loop index over
+  a static range, `runtime.index_facts`) prove it fits, nothing is added; elsewhere an
+  always-on ``window`` guard (`runtime.checks.always_guard`) raises `PSCRuntimeIndexError`
+  at the line when the call returns.  A negative start counts from the end, as in NumPy
+  (``x[-3:-1]``).  A window longer than its axis, a traced stop not tied to the start, or
+  a negative step still needs static bounds (`PSCTracedValueError`: a staged loop unrolls).
 * A traced boolean mask selects a data-dependent number of elements, so ``x[mask]`` is
   an error; ``x[mask] = v`` works (a ``select``) when ``v`` broadcasts over the selection.
 * With repeated indices, ``x[idx] = v`` writes one of the values, not necessarily the
