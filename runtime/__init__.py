@@ -48,3 +48,5 @@ __all__ = [
 ]
 __all__ += ["PSCImpureCallError", "checked", "pure"]   # issue 11: purity
 __all__ += ["to_device"]   # issue 17: inputs moved to the device once, 64-bit kept
+from .errors import PSCPerformanceWarning
+__all__ += ["PSCPerformanceWarning"]   # issue 17: a staged loop that had to be unrolled

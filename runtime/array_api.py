@@ -24,6 +24,7 @@ import numpy as np
 
 from .context import current_builder, has_builder
 from .errors import PSCTracedValueError, PSCTypeError, PSCUnsupportedCallError
+from .index_facts import note_arithmetic, note_negated
 from .inplace import update
 from .ir import Value
 from ._mirror import apply_ufunc_method
@@ -41,13 +42,17 @@ def _apply(fn, *args, **kwargs):
 
 def _binary(op):
     def method(self, other):
-        return _apply(op, self, other)
+        result = _apply(op, self, other)
+        note_arithmetic(op, self, other, result)   # `i + K` remembers it is i shifted
+        return result
     return method
 
 
 def _reflected(op):
     def method(self, other):
-        return _apply(op, other, self)
+        result = _apply(op, other, self)
+        note_arithmetic(op, other, self, result)
+        return result
     return method
 
 
@@ -59,7 +64,10 @@ def _inplace(mode):
 
 def _unary(op):
     def method(self):
-        return _apply(op, self)
+        result = _apply(op, self)
+        if op is operator.neg:
+            note_negated(self, result)
+        return result
     return method
 
 

@@ -46,6 +46,7 @@ from .errors import (PSCError, PSCShapeError, PSCTypeError, PSCValueError,
                      SourceLocation)
 from .ir import Computation, Operation, Region, Value
 from .context import building
+from .index_facts import note_captured
 from .primitive import lookup
 from .primitives.elementwise import BUILDER_METHODS
 from .sourcemap import location_from_stack
@@ -186,6 +187,7 @@ class Builder:
         inner = self._region.captures.get(value)
         if inner is None:
             inner = Value(value.shape, value.dtype, self._region, weak=value.weak)
+            note_captured(value, inner)   # a loop index keeps its bounds in inner loops
             self._region.captures[value] = inner
         return inner
 

@@ -13,6 +13,12 @@ kind       fails when                                                           
 ``nan``    an operation makes a NaN or an infinity from finite inputs           `PSCFloatingPointError`
 =========  ===================================================================  ============
 
+One guard is not opt-in: ``window`` (`always_guard`), where a slice of static length at a
+traced start would not fit and NumPy would give fewer elements; it is emitted only where
+the bounds known while building do not prove the slice fits (`runtime.numpy_rules.indexing`),
+and raises `PSCRuntimeIndexError`.  A program holding any guard is dispatched on the Python
+path (the failure code is read after each call): about a millisecond per call more.
+
 A guard is a ``check`` operation (`runtime.primitives.guards`) on a bool scalar, "this
 site failed", carrying its kind and message; its location is the op's (the user's line).
 Guards are ordinary ops while the program is built, so loops, branches, autodiff and
@@ -22,7 +28,7 @@ that failed (0: none), threaded through the state of every loop and the results 
 branch holding a guard.  `StagedFunction` reads it after the run and raises the site's
 error (`raise_first_failure`).
 
-When checks are off nothing here runs: no guard is emitted, the pass does not run, the
+When checks are off nothing here runs (but the ``window`` guard): no opt-in guard is emitted, the pass does not run, the
 program is the one built without this module (``tests/test_runtime_checks.py`` compares
 the StableHLO text).
 """
@@ -44,13 +50,16 @@ from .ir import Value
 
 KINDS = ("index", "nan", "div")
 _ERRORS = {"index": PSCRuntimeIndexError, "div": PSCRuntimeZeroDivisionError,
-           "nan": PSCFloatingPointError}
+           "nan": PSCFloatingPointError, "window": PSCRuntimeIndexError}
 _HINTS = {
     "index": "NumPy raises IndexError here; without checks the compiled program clamps "
              "the read (or drops the write)",
     "div": "NumPy gives 0 with a RuntimeWarning; without checks the compiled program "
            "gives 0 silently",
     "nan": "the inputs of this operation were finite (checked like jax_debug_nans)",
+    "window": "NumPy clips a slice to the array and would give fewer elements here, a shape "
+              "the compiled program cannot have; keep the slice inside the array (a loop "
+              "such as range(n - K + 1)), or pad the array",
 }
 
 
@@ -139,6 +148,13 @@ def guard(b, kind: str, failed: Value, message: str) -> None:
     b.emit("check", [failed], kind=kind, message=message)
 
 
+def always_guard(b, kind: str, failed: Value, message: str) -> None:
+    """A guard emitted whatever the checks are: where going on would differ from NumPy
+    silently (a ``window`` guard: a slice of static length at a traced start that would
+    not fit, `runtime.numpy_rules.indexing`).  ``kind`` is not one of the opt-in `KINDS`."""
+    b.emit("check", [failed], kind=kind, message=message)
+
+
 def _non_finite(b, v: Value) -> Value:
     """Whether any element of the inexact ``v`` is a NaN or an infinity (bool scalar)."""
     if dtypes.is_complex(v.dtype):
@@ -201,5 +217,5 @@ def raise_first_failure(sites: tuple, code) -> None:
         raise sites[number - 1].error()
 
 
-__all__ = ["CheckSite", "KINDS", "SETTINGS", "active_kinds", "enabled", "guard",
+__all__ = ["CheckSite", "KINDS", "SETTINGS", "active_kinds", "always_guard", "enabled", "guard",
            "nan_guard", "normalize", "raise_first_failure", "set_enabled"]

@@ -4,8 +4,10 @@
 Each function stages when its decision is traced and runs plain Python when it is static,
 so binding-time verdicts only change how generated code looks, never what it computes.
 A ``while`` runs as Python while its test is static and stages the rest once it becomes
-traced; a ``for`` over ``range`` with traced state stages with a traced index, and unrolls
-instead when the body needs the index as a static value.
+traced; a ``for`` over ``range`` with traced state stages with a traced index (its bounds
+noted for the indexing rules: `runtime.index_facts`), and unrolls instead when the body
+needs the index as a static value, with a `PSCPerformanceWarning` at the loop when that
+is more than `UNROLL_WARNING_ITERATIONS` iterations.
 
 Carried values are unified the way the Python program sees them: a weak Python number
 adopts the dtype of the array it meets (``acc = 0.0`` then ``acc = acc + x[i]`` with float32
@@ -17,14 +19,16 @@ container's structure is a `PSCError` naming the variable and both places.
 from __future__ import annotations
 
 import operator
+import warnings
 
 import numpy as np
 from jax import tree_util
 
 from . import sourcemap
 from .context import building, current_builder
-from .errors import (PSCNameError, PSCShapeError, PSCTracedValueError, PSCTypeError,
-                     PSCValueError)
+from .errors import (PSCNameError, PSCPerformanceWarning, PSCShapeError,
+                     PSCTracedValueError, PSCTypeError, PSCValueError)
+from .index_facts import affine, note_bounds
 from .ir import Value
 from .primitive import lookup
 from .signature import LeafSpec
@@ -474,10 +478,38 @@ def for_stmt(iterable, body_fn, state, names, target=NOT_NEEDED, stop=None, unro
     if isinstance(iterable, (range, TracedRange)) or isinstance(iterable, Value):
         try:
             return _staged_for(iterable, body_fn, state, names, target, stop)
-        except PSCTracedValueError:
+        except PSCTracedValueError as err:
             if not isinstance(iterable, range):
                 raise
+            _warn_unrolled(iterable, body_fn, err)
     return _unrolled_for(iterable, body_fn, state, names, target, stop)
+
+
+UNROLL_WARNING_ITERATIONS = 64   # unrolling more than this many iterations warns
+
+
+def _warn_unrolled(iterable: range, body_fn, err: PSCTracedValueError) -> None:
+    """A `PSCPerformanceWarning` at the loop's line when a loop meant to be staged is
+    unrolled over more than `UNROLL_WARNING_ITERATIONS` iterations, naming the expression
+    that needed a static value (the body is built once per iteration: compile time grows
+    with the trip count)."""
+    if len(iterable) <= UNROLL_WARNING_ITERATIONS:
+        return
+    code = getattr(body_fn, "__code__", None)
+    loop = sourcemap.location_of_code(code) if code is not None else None
+    needed = err.location
+    where = f" at line {needed.line}" if needed is not None else ""
+    text = needed.text() if needed is not None else None
+    message = (f"loop unrolled: its body needs a static value{where} ({err.message}), so "
+               f"it is built {len(iterable)} times instead of staged once" +
+               (f"\n    {text.strip()}" if text else "") +
+               "\nhint: slices of a static length at the loop index (x[i:i + K]) stage; "
+               "shapes or slice lengths that depend on the index do not")
+    if loop is None:
+        warnings.warn(message, PSCPerformanceWarning, stacklevel=2)
+    else:
+        warnings.warn_explicit(f"{loop}: {message}", PSCPerformanceWarning, loop.file,
+                               loop.line)
 
 
 def _unrolled_for(iterable, body_fn, state, names, target, stop):
@@ -533,6 +565,7 @@ def _staged_for(iterable, body_fn, state, names, target, stop):
     else:
         keep, first = True, target
     counter = b.constant(start) if not isinstance(start, Value) else start
+    bounds = _index_bounds(iterable)
     stop_index = names.index(stop) if stop is not None else None
 
     def test(i, t, *carried):
@@ -542,6 +575,8 @@ def _staged_for(iterable, body_fn, state, names, target, stop):
         return going
 
     def body(i, t, *carried):
+        if bounds is not None and isinstance(i, Value):
+            note_bounds(i, *bounds)   # `x[i:i + K]` can then be proved inside x
         value = element(i)
         return (i + step, value, *body_fn(value, *carried))
     full_names = ("<loop index>", "<loop variable>", *names)
@@ -555,6 +590,32 @@ def _staged_for(iterable, body_fn, state, names, target, stop):
                         max_trip_count=bound if stop is not None else None,
                         presumed=_presumed_target(first, counter, array))
     return tuple(out[2:]) if not keep else (out[1], *out[2:])
+
+
+def _index_bounds(iterable) -> tuple[int, int] | None:
+    """Inclusive bounds of a staged loop's index in its body: from a static range, or
+    from what is known of a traced range's bounds (``range(i + 1, n)`` inside a loop
+    over ``i``); None when nothing is."""
+    if isinstance(iterable, Value):
+        return 0, iterable.shape[0] - 1
+    if isinstance(iterable, range):
+        return (min(iterable[0], iterable[-1]), max(iterable[0], iterable[-1])) \
+            if len(iterable) else None
+    start, stop = _interval(iterable.start), _interval(iterable.stop)
+    if start is None or stop is None:
+        return None
+    if iterable.step > 0:   # start <= index < stop
+        return start[0], stop[1] - 1
+    return stop[0] + 1, start[1]   # stop < index <= start
+
+
+def _interval(bound) -> tuple[int, int] | None:
+    if isinstance(bound, Value):
+        return affine(bound).interval() if bound.ndim == 0 else None
+    try:
+        return operator.index(bound), operator.index(bound)
+    except TypeError:
+        return None
 
 
 def _presumed_target(first, counter, array):

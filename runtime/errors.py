@@ -318,6 +318,12 @@ class PSCWarning(UserWarning):
     module on disk that was edited, and so is ignored)."""
 
 
+class PSCPerformanceWarning(PSCWarning):
+    """The program is correct but will be slow to build: a loop the transpiler meant to
+    stage is unrolled (its body needs the loop index as a static value), so its body is
+    built once per iteration.  Reported at the loop's line, naming what needed the value."""
+
+
 class PSCRuntimeError(PSCError, RuntimeError):
     """A run-time check (``jit_ps(..., checks=...)``, `runtime.checks`) failed while the
     compiled program ran: the location is the source expression of the first failing op.

@@ -66,7 +66,7 @@ class Value:
     not import.
     """
 
-    __slots__ = ("shape", "dtype", "weak", "region", "producer", "id")
+    __slots__ = ("shape", "dtype", "weak", "region", "producer", "id", "facts")
 
     def __init__(self, shape, dtype, region: "Region", producer: "Operation | None" = None,
                  weak: bool = False):
@@ -77,6 +77,9 @@ class Value:
         self.region = region
         self.producer = producer
         self.id = next(_value_ids)
+        # what is known of a traced integer scalar's value while the program is built
+        # (`runtime.index_facts`: an affine form of a loop index, its bounds); None if nothing
+        self.facts = None
 
     @property
     def ndim(self) -> int:

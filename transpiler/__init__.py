@@ -43,3 +43,5 @@ __all__ = [
 __all__ += ["PSCImpureCallError", "pure"]
 from runtime import to_device   # issue 17: inputs moved to the device once, 64-bit kept
 __all__ += ["to_device"]
+from runtime import PSCPerformanceWarning
+__all__ += ["PSCPerformanceWarning"]   # issue 17: a staged loop that had to be unrolled

@@ -9,6 +9,11 @@ Both follow one plan:
    ``[]``) reshapes ``x`` to have a unit axis there, so every entry indexes one axis.
 2. *Basic part*: the slices are one ``slice`` op (and a ``reverse`` for negative steps),
    static integers slices of length 1, traced integer scalars a ``dynamic_slice``.
+   A slice of static length at a traced start (``x[i:i + K]``: the bounds' affine forms,
+   `runtime.index_facts`, give ``stop - start``; the step static and positive) is a
+   *window*: one ``dynamic_slice`` of the axes it covers comes first, and the rest of the
+   index applies to that block as to any array (writes: the block updated, then one
+   ``dynamic_update_slice`` back).
 3. *Advanced part*: when an entry is an integer array, every non-slice entry (integers
    included) is an advanced index.  They broadcast together and one ``gather`` picks
    them; the broadcast dimensions go where the first advanced index is when all of them
@@ -29,6 +34,13 @@ Where traced indices (known only when the program runs) differ from NumPy:
   an index array): losing the write is better than corrupting a neighbour.  With the
   opt-in ``index`` run-time check (``jit_ps(..., checks=True)``, `runtime.checks`) both
   raise `PSCRuntimeIndexError` (an ``IndexError``) at the line when the call returns.
+* A window NumPy would clip (``x[i:i + K]`` with ``i + K`` past the end, or a start
+  whose slice would be empty or shorter after NumPy's wrapping of negative bounds) has a
+  shape the program cannot have.  Where the bounds known while building (a loop index over
+  a static range, `runtime.index_facts`) prove it fits, nothing is added; elsewhere an
+  always-on ``window`` guard (`runtime.checks.always_guard`) raises `PSCRuntimeIndexError`
+  at the line when the call returns.  A negative start counts from the end, as in NumPy
+  (``x[-3:-1]``).
 * A traced boolean mask, or a slice with a traced bound, selects a data-dependent number
   of elements: ``x[mask]`` and ``x[:k]`` are `masked.Masked` values (the full-size data and
   which elements are there), which element-wise operations, reductions, ``np.dot`` and
@@ -46,8 +58,9 @@ import numpy as np
 
 from .. import dtypes
 from ..builder import Builder
-from ..checks import guard, is_active
+from ..checks import always_guard, guard, is_active
 from ..errors import PSCIndexError, PSCShapeError, PSCTypeError, PSCValueError
+from ..index_facts import affine
 from ..ir import Value
 from ..translation import has_traced, register_translation_rule
 from . import masked
@@ -73,10 +86,41 @@ _MODES = {
 # --- normalizing the index ----------------------------------------------------------------
 
 @dataclasses.dataclass
+class _Window:
+    """A slice with a traced start and a static length (``x[i:i + K]``, ``x[i - 1:i + 2]``,
+    ``x[2 * i:2 * i + 2]``): ``count`` elements ``step`` apart from ``start``, which NumPy
+    gives only when they lie inside the axis (it clips, giving fewer, otherwise).
+    ``length`` is ``stop - start``, known from the bounds' affine forms
+    (`runtime.index_facts`)."""
+
+    start: Value
+    length: int
+    step: int
+    size: int    # the axis
+
+    @property
+    def count(self) -> int:
+        return -(-self.length // self.step)
+
+    @property
+    def span(self) -> int:
+        """The elements of the axis the window covers, first to last."""
+        return (self.count - 1) * self.step + 1
+
+    def __len__(self) -> int:
+        return self.count
+
+
+def _is_slice_entry(e) -> bool:
+    return isinstance(e, (range, _Window))
+
+
+@dataclasses.dataclass
 class _Plan:
     """A normalized index.  ``entries`` has one entry per axis of ``shape`` (``x``'s shape
-    with unit axes for ``None``): a ``range`` (a slice), an ``int``, an integer
-    ``np.ndarray``, or an integer `Value` (a traced scalar or array)."""
+    with unit axes for ``None``): a ``range`` (a slice), a `_Window` (a slice at a traced
+    start), an ``int``, an integer ``np.ndarray``, or an integer `Value` (a traced scalar
+    or array)."""
 
     shape: tuple
     entries: list
@@ -89,11 +133,15 @@ class _Plan:
 
     @property
     def slice_axes(self) -> list[int]:
-        return [a for a, e in enumerate(self.entries) if isinstance(e, range)]
+        return [a for a, e in enumerate(self.entries) if _is_slice_entry(e)]
 
     @property
     def index_axes(self) -> list[int]:
-        return [a for a, e in enumerate(self.entries) if not isinstance(e, range)]
+        return [a for a, e in enumerate(self.entries) if not _is_slice_entry(e)]
+
+    @property
+    def windows(self) -> list[int]:
+        return [a for a, e in enumerate(self.entries) if isinstance(e, _Window)]
 
     @property
     def batch_position(self) -> int:
@@ -206,6 +254,9 @@ def _check_mask_shape(b: Builder, mask, shape, first_axis: int) -> None:
 def _entry(b: Builder, item, axis: int, size: int):
     """The entry for an index item that consumes one axis, checked against its size."""
     if isinstance(item, slice):
+        window = _window(item, size)
+        if window is not None:
+            return window
         bounds = [None if v is None else static_int(b, v, "a slice bound")
                   for v in (item.start, item.stop, item.step)]
         if bounds[2] == 0:
@@ -226,6 +277,56 @@ def _entry(b: Builder, item, axis: int, size: int):
     indices = indices.astype(np.int64)
     indices = np.where(indices < 0, indices + size, indices)
     return int(indices) if isinstance(item, int) else indices
+
+
+def _run_time_length_slice(shape: tuple, index) -> bool:
+    """Whether ``index`` has a slice with a traced bound whose length is only known when
+    the program runs (a `masked` window).  A slice of static length at a traced start
+    (`_window`) is not one: it is a dynamic slice, with a shape."""
+    if masked.traced_slice_position(index) is None:
+        return False
+    items = index if isinstance(index, tuple) else (index,)
+    if any(isinstance(item, (list, tuple)) for item in items):
+        return True   # not parsed here: the masked rules decide what they take
+    after_ellipsis = len(shape) - sum(_axes_used(item) for item in items)
+    axis = 0
+    for item in items:
+        if item is Ellipsis:
+            axis += max(after_ellipsis, 0)
+            continue
+        if isinstance(item, slice) and masked.traced_slice_position(item) is not None:
+            if axis >= len(shape) or _window(item, shape[axis]) is None:
+                return True
+        axis += _axes_used(item)
+    return False
+
+
+def _window(item: slice, size: int) -> _Window | None:
+    """``item`` as a `_Window` when its start is traced, its step static and positive, and
+    its stop is the start plus a static length (None otherwise: then its bounds must be
+    static).  The length must fit the axis (else NumPy always gives fewer elements), and
+    ``size + length`` the dtype (so that, for a start inside the axis, ``stop == start +
+    length`` holds without wrapping)."""
+    start, stop, step = item.start, item.stop, item.step
+    if not (isinstance(start, Value) and isinstance(stop, Value)):
+        return None
+    if not (start.ndim == 0 and stop.ndim == 0 and start.dtype == stop.dtype
+            and dtypes.is_integer(start.dtype)):
+        return None
+    if step is None:
+        step = 1
+    elif isinstance(step, (int, np.integer)) and not isinstance(step, (bool, np.bool_)):
+        step = int(step)
+    else:
+        return None
+    first, last = affine(start), affine(stop)
+    if first.root is not last.root or first.scale != last.scale or step <= 0:
+        return None
+    window = _Window(start, last.offset - first.offset, step, size)
+    if window.length <= 0 or window.span > size or \
+            size + window.length > np.iinfo(start.dtype).max:
+        return None
+    return window
 
 
 # --- shapes of the result -----------------------------------------------------------------
@@ -256,9 +357,10 @@ def _fmt_shape(shape) -> str:
 def _index_dtype(plan: _Plan) -> np.dtype:
     """int32 unless an axis or a traced index needs 64 bits (narrowing would wrap a big
     traced index back into range instead of clamping it)."""
+    starts = [e.start if isinstance(e, _Window) else e for e in plan.entries]
     wide = any(n >= 2**31 for n in plan.shape) or any(
         isinstance(e, Value) and (e.dtype.itemsize > 4 or e.dtype == np.uint32)
-        for e in plan.entries)
+        for e in starts)
     return dtypes.int64 if wide else dtypes.int32
 
 
@@ -268,12 +370,15 @@ def getitem(b: Builder, x, index) -> Value:
     """``x[index]`` with NumPy's semantics (see the module docstring)."""
     python_number = _is_list_of_python_numbers(x) and not isinstance(index, tuple)
     x = lift(b, x)
-    if masked.traced_slice_position(index) is not None:   # a traced slice bound: a window of run-time length
+    if _run_time_length_slice(x.shape, index):
         return masked.getitem_window(b, getitem, x, index)
     if _traced_mask(index) is not None:   # a selection of run-time length
         return masked.getitem_selection(b, x, index, _traced_mask(index))
     plan = _parse(b, x.shape, index)
-    result = _take(b, b.reshape(x, plan.shape), plan)
+    y = b.reshape(x, plan.shape)
+    if plan.windows:
+        y, plan = _open_windows(b, y, plan)[1:]
+    result = _take(b, y, plan)
     if python_number and result.ndim == 0:
         # ``[1.5, 2.5][i]`` is a Python float: weak, as the list's elements are.
         result = b.broadcast_in_dim(result, (), ())
@@ -350,6 +455,64 @@ def _gather(b: Builder, y: Value, plan: _Plan) -> Value:
                     slice_sizes=[1 if a in axes else n for a, n in enumerate(y.shape)])
 
 
+# --- slices at traced starts -------------------------------------------------------------
+
+def _open_windows(b: Builder, y: Value, plan: _Plan):
+    """(starts, block, plan'): ``block`` is the part of ``y`` the windows cover (one
+    ``dynamic_slice`` at ``starts``, full along the other axes), ``plan'`` indexes it with
+    the windows as static slices from 0."""
+    dtype = _index_dtype(plan)
+    zero = b.constant(0, dtype)
+    starts, sizes, entries = [], [], []
+    for a, (e, n) in enumerate(zip(plan.entries, y.shape)):
+        if isinstance(e, _Window):
+            starts.append(_window_start_index(b, e, a, dtype))
+            sizes.append(e.span)
+            entries.append(range(0, e.span, e.step))
+        else:
+            starts.append(zero)
+            sizes.append(n)
+            entries.append(e)
+    block = b.dynamic_slice(y, starts, sizes)
+    return starts, block, dataclasses.replace(plan, entries=entries)
+
+
+def _window_start_index(b: Builder, w: _Window, axis: int, dtype) -> Value:
+    """Where window ``w`` starts, as NumPy reads it (a negative start counts from the
+    end), in ``dtype``.  Where its bounds (`runtime.index_facts`) do not prove that the
+    window fits, an always-on ``window`` guard fails the run when it does not: NumPy
+    would give fewer elements, and the dynamic slice would clamp instead, silently."""
+    start, n = w.start, w.size
+    signed = not dtypes.is_unsigned(start.dtype)
+    # the starts NumPy reads as `count` elements: [0, n - span] and, counted from the
+    # end, [-n, -length - 1] (a stop of 0 or more would end the slice at once)
+    inside, from_end = (0, n - w.span), (-n, -w.length - 1) if signed else None
+    bounds = affine(start).interval()
+    info = np.iinfo(start.dtype)
+    exact = bounds is not None and info.min <= bounds[0] and bounds[1] <= info.max
+    if exact and inside[0] <= bounds[0] and bounds[1] <= inside[1]:
+        return b.convert(start, dtype)
+    if exact and from_end and from_end[0] <= bounds[0] and bounds[1] <= from_end[1]:
+        return b.add(b.convert(start, dtype), b.constant(n, dtype))
+    fits = _within(b, start, *inside)
+    if from_end:
+        fits = b.or_(fits, _within(b, start, *from_end))
+    always_guard(b, "window", b.not_(fits),
+                 f"a slice of {w.count} element{'s' if w.count > 1 else ''} at a traced "
+                 f"start does not fit axis {axis} (size {n}): NumPy would give fewer")
+    wide = b.convert(start, dtype)
+    if not signed:
+        return wide
+    return b.select(b.lt(wide, b.constant(0, dtype)), b.add(wide, b.constant(n, dtype)),
+                    wide)
+
+
+def _within(b: Builder, v: Value, low: int, high: int) -> Value:
+    """``low <= v <= high`` (a bool scalar), compared in ``v``'s dtype (which holds both
+    bounds: `_window` checked ``n + length`` fits)."""
+    return b.and_(b.ge(v, b.constant(low, v.dtype)), b.le(v, b.constant(high, v.dtype)))
+
+
 # --- index arrays -------------------------------------------------------------------------
 
 def _traced_index(b: Builder, v: Value, size: int, dtype) -> Value:
@@ -424,20 +587,30 @@ def setitem(b: Builder, x, index, value, mode: str = "set") -> Value:
         return masked.setitem_selection(b, x, index, mask, value, mode, _masked_combine)
     if mask is not None:
         return _masked_update(b, x, index, mask, value, mode)
-    if masked.involved(index, value):   # y[:k] = v, y[:k] += v with a traced k
+    if masked.involved(index, value) and (isinstance(value, masked.Masked) or
+                                          _run_time_length_slice(x.shape, index)):
+        # y[:k] = v, y[:k] += v with a traced k
         return masked.setitem_window(b, getitem, setitem, x, index, value, mode,
                                      _masked_combine)
     plan = _parse(b, x.shape, index)
     y = b.reshape(x, plan.shape)
+    if plan.windows:   # the windows' block read, updated, and written back
+        starts, block, inner = _open_windows(b, y, plan)
+        written = _set_plan(b, block, inner, value, mode)
+        return b.reshape(b.dynamic_update_slice(y, written, starts), x.shape)
+    return b.reshape(_set_plan(b, y, plan, value, mode), x.shape)
+
+
+def _set_plan(b: Builder, y: Value, plan: _Plan, value, mode: str) -> Value:
     target = _result_shape(b, plan)
     if mode == "set":
-        update = _cast(b, value, x.dtype)
+        update = _cast(b, value, y.dtype)
     else:
-        update = _combine(b, mode, _take(b, y, plan), value, x.dtype, plan.scalar)
+        update = _combine(b, mode, _take(b, y, plan), value, y.dtype, plan.scalar)
     update = _fit(b, update, target)
     if 0 in target:
-        return x
-    return b.reshape(_write(b, y, plan, update), x.shape)
+        return y
+    return _write(b, y, plan, update)
 
 
 def add_at(b: Builder, x, index, value) -> Value:
@@ -446,13 +619,21 @@ def add_at(b: Builder, x, index, value) -> Value:
     x = lift(b, x)
     plan = _parse(b, x.shape, index)
     y = b.reshape(x, plan.shape)
+    if plan.windows:
+        starts, block, inner = _open_windows(b, y, plan)
+        written = _add_at_plan(b, block, inner, value)
+        return b.reshape(b.dynamic_update_slice(y, written, starts), x.shape)
+    return b.reshape(_add_at_plan(b, y, plan, value), x.shape)
+
+
+def _add_at_plan(b: Builder, y: Value, plan: _Plan, value) -> Value:
     target = _result_shape(b, plan)
-    update = _fit(b, _cast(b, value, x.dtype), target)
+    update = _fit(b, _cast(b, value, y.dtype), target)
     if 0 in target:
-        return x
+        return y
     if not plan.advanced:   # basic indices never repeat an element
-        return b.reshape(_write(b, y, plan, b.add(_take(b, y, plan), update)), x.shape)
-    return b.reshape(_scatter(b, y, plan, update, "add"), x.shape)
+        return _write(b, y, plan, b.add(_take(b, y, plan), update))
+    return _scatter(b, y, plan, update, "add")
 
 
 def _cast(b: Builder, value, dtype) -> Value:
