@@ -22,6 +22,8 @@ from .inplace import augassign, inplace_fill, inplace_sort
 from .ir import Computation, Value
 from .calls import getitem, set_transpile_hook, setitem, transpiled
 from .calls import checked
+from .argument_updates import with_argument_updates
+from .calls import result_and_updated_arguments, updated_arguments
 from .errors import PSCImpureCallError
 from .purity import pure
 from .lax import cond, fori_loop, static_range, switch, while_loop
@@ -46,3 +48,5 @@ __all__ = [
     "PSCWarning",
 ]
 __all__ += ["PSCImpureCallError", "checked", "pure"]   # issue 11: purity
+__all__ += ["with_argument_updates", "updated_arguments",   # issue 17: argument updates
+            "result_and_updated_arguments"]
