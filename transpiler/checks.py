@@ -510,9 +510,10 @@ class _PurityChecker(_SubsetChecker):
     def _is_argument(self, name: str) -> bool:
         return False   # what a helper run as Python does to its arguments is Python's
 
-    def _check_modified(self, name: str, node, what: str) -> None:
+    def _check_modified(self, name: str, node, what: str, updatable: bool = True,
+                        augmented: bool = False) -> None:
         if name in self.outside or not self.scope.is_local(name):
-            super()._check_modified(name, node, what)
+            super()._check_modified(name, node, what, updatable=False)
 
     def _check_inplace_method(self, node) -> None:
         pass   # `_check_mutating_method` covers sort/fill on what the helper does not own
