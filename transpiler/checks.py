@@ -393,6 +393,9 @@ class _SubsetChecker(gast.NodeVisitor):
         if not (isinstance(func, gast.Attribute) and func.attr in MUTATING_METHODS and
                 resolution_of(func) is None):
             return
+        if is_inplace_method_call(node) and not self.nested and \
+                self._is_argument(func.value.id):
+            return   # an array argument's sort/fill: an update, `_check_inplace_method`'s
         base = func.value
         while isinstance(base, (gast.Subscript, gast.Attribute)):
             base = base.value
