@@ -492,3 +492,27 @@ def test_an_unupdated_argument_may_alias_another_unupdated_one():
 
     x = grid((3,))
     assert_same(jit_ps(total)(x, x), total(x, x))
+
+
+# --- chained element assignment (NPBench's covariance) ----------------------------------------
+
+def test_chained_element_assignment_assigns_each_target_once():
+    def symmetric(data, M):
+        mean = np.mean(data, axis=0)
+        data -= mean
+        cov = np.zeros((M, M), dtype=data.dtype)
+        for i in range(M):
+            cov[i:M, i] = cov[i, i:M] = data[:, i] @ data[:, i:M] / 3.0
+        first = last = cov[0]
+        return cov, first, last
+
+    same_updates(symmetric, grid((4, 3)), 3, static=("M",))
+
+
+def test_chained_assignment_of_a_name_to_an_array_and_an_element():
+    def both(x):
+        y = np.zeros(3)
+        z = y[1] = x[0] * 2.0
+        return y, z
+
+    same_updates(both, grid((3,)))
