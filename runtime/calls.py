@@ -148,19 +148,20 @@ def _refuse_unfollowed_updates(fn, result: ArgumentUpdates) -> None:
     raise current_builder().error(
         PSCSyntaxError, f"{name} updates its parameter(s) {names} in place, which PSC "
         "follows only for a call by the helper's name as a statement (`helper(x)`) or as "
-        "the right side of an assignment to a name (`y = helper(x)`)",
+        "the right side of an assignment to a name (`y = helper(x)`); not through a "
+        "transform (grad, vmap...), a variable holding the function, or a method",
         "call the helper by its name in one of those forms, or have it return the new "
         "array instead of updating it")
 
 
-def updated_arguments(fn, names, *args, **kwargs):
+def updated_arguments(fn, names, /, *args, **kwargs):
     """``helper(*args, **kwargs)`` as a statement, where the helper ``fn`` updates its
     parameters ``names`` in place: their final values, in that order, for the caller to
     rebind the names it passed (see `result_and_updated_arguments`)."""
     return result_and_updated_arguments(fn, names, *args, **kwargs)[1]
 
 
-def result_and_updated_arguments(fn, names, *args, **kwargs):
+def result_and_updated_arguments(fn, names, /, *args, **kwargs):
     """``(helper(*args, **kwargs), final values of its parameters names)``.  A helper run
     as Python (static arguments only) updated them itself: their values are the
     arguments passed.  An augmented assignment (``n += 1``) to a parameter bound to a

@@ -516,3 +516,14 @@ def test_chained_assignment_of_a_name_to_an_array_and_an_element():
         return y, z
 
     same_updates(both, grid((3,)))
+
+
+def test_a_transform_of_an_updating_function_is_refused():
+    from transpiler import grad
+
+    def energy(x):
+        x[0] = 2.0
+        return (x * x).sum()
+
+    with pytest.raises(PSCSyntaxError, match="transform"):
+        jit_ps(grad(energy))(np.ones(3))

@@ -99,7 +99,8 @@ class _NodeTypes:
 
 
 def _has_work(rule, present: _NodeTypes) -> bool:
-    return rule.rewrites is None or present.contains_any(rule.rewrites)
+    return (rule.rewrites is None or present.contains_any(rule.rewrites)) and \
+        rule.has_work(present.function)
 
 
 def run_rules(function: gast.FunctionDef, context: RuleContext, *,

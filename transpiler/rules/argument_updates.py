@@ -46,6 +46,13 @@ class ArgumentWriteBack(Rule):
     """``return v`` -> ``return psc.with_argument_updates(v, {'u': u})`` in a function
     that updates its parameter ``u`` in place."""
 
+    # an update is an element assignment, an augmented one, or a call (sort, a helper)
+    rewrites = frozenset({gast.Subscript, gast.AugAssign, gast.Call})
+
+    @staticmethod
+    def has_work(function) -> bool:
+        return bool(getanno(function, Anno.ARGUMENT_UPDATES))
+
     def visit_FunctionDef(self, node):
         updated = getanno(node, Anno.ARGUMENT_UPDATES) or {}
         if not updated:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import gast
 
+from ..analysis.walk import walk
 from ..anno import Anno, getanno
 from .base import Rule, runtime_call, with_origin
 
@@ -43,6 +44,11 @@ class HelperUpdates(Rule):
     """``helper(p)`` -> ``p, = psc.updated_arguments(helper, ('param',), p)``."""
 
     rewrites = frozenset({gast.Call})
+
+    @staticmethod
+    def has_work(function) -> bool:
+        return any(getanno(node, Anno.HELPER_UPDATES) for node in walk(function)
+                   if isinstance(node, gast.Call))
 
     def _rewritten(self, call: gast.Call):
         """(the rebound names, the runtime call) for a call of an updating helper."""
