@@ -23,6 +23,8 @@ from .inplace import augassign, inplace_fill, inplace_sort
 from .ir import Computation, Value
 from .calls import getitem, set_transpile_hook, setitem, transpiled
 from .calls import checked
+from .argument_updates import with_argument_updates
+from .calls import result_and_updated_arguments, updated_arguments
 from .errors import PSCImpureCallError
 from .purity import pure
 from .lax import cond, fori_loop, static_range, switch, while_loop
@@ -50,3 +52,5 @@ __all__ += ["PSCImpureCallError", "checked", "pure"]   # issue 11: purity
 __all__ += ["to_device"]   # issue 17: inputs moved to the device once, 64-bit kept
 from .errors import PSCPerformanceWarning
 __all__ += ["PSCPerformanceWarning"]   # issue 17: a staged loop that had to be unrolled
+__all__ += ["with_argument_updates", "updated_arguments",   # issue 17: argument updates
+            "result_and_updated_arguments"]

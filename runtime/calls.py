@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import copy
 import functools
+import inspect
 import operator
 import threading
 import types
 
 import numpy as np
 
+from .argument_updates import ArgumentUpdates, rebinds_only
 from .context import current_builder
 from .errors import PSCImpureCallError, PSCSyntaxError, PSCTypeError, PSCUnsupportedCallError
 from .ir import Value
@@ -113,6 +115,12 @@ def _opaque(fn):
 
 def _inlined(fn, build, plain):
     def call(*args, **kwargs):
+        result = with_updates(*args, **kwargs)
+        if type(result) is ArgumentUpdates:
+            _refuse_unfollowed_updates(fn, result)
+        return result
+
+    def with_updates(*args, **kwargs):
         if plain is not None and not has_traced((args, kwargs)):
             if _purity_hook is not None:
                 _purity_hook(plain)
@@ -128,7 +136,59 @@ def _inlined(fn, build, plain):
             return build(current_builder(), *args, **kwargs)
         finally:
             active.pop()
+    call.with_updates = with_updates
     return call
+
+
+def _refuse_unfollowed_updates(fn, result: ArgumentUpdates) -> None:
+    """A helper updated its parameters in place where the call site cannot take the new
+    values back (the front end rewrites only calls it knows update, by name)."""
+    name = getattr(fn, "__qualname__", repr(fn))
+    names = ", ".join(repr(n) for n in result.updates)
+    raise current_builder().error(
+        PSCSyntaxError, f"{name} updates its parameter(s) {names} in place, which PSC "
+        "follows only for a call by the helper's name as a statement (`helper(x)`) or as "
+        "the right side of an assignment to a name (`y = helper(x)`); not through a "
+        "transform (grad, vmap...), a variable holding the function, or a method",
+        "call the helper by its name in one of those forms, or have it return the new "
+        "array instead of updating it")
+
+
+def updated_arguments(fn, names, /, *args, **kwargs):
+    """``helper(*args, **kwargs)`` as a statement, where the helper ``fn`` updates its
+    parameters ``names`` in place: their final values, in that order, for the caller to
+    rebind the names it passed (see `result_and_updated_arguments`)."""
+    return result_and_updated_arguments(fn, names, *args, **kwargs)[1]
+
+
+def result_and_updated_arguments(fn, names, /, *args, **kwargs):
+    """``(helper(*args, **kwargs), final values of its parameters names)``.  A helper run
+    as Python (static arguments only) updated them itself: their values are the
+    arguments passed.  An augmented assignment (``n += 1``) to a parameter bound to a
+    scalar rebinds it in the helper only, as in Python: the caller keeps its value."""
+    inner = transpiled(fn)
+    call = getattr(inner, "with_updates", inner)
+    result = call(*args, **kwargs)
+    passed = _bound_arguments(fn, args, kwargs)
+    if type(result) is not ArgumentUpdates:
+        return result, tuple(passed[n] for n in names)
+    # (updates of parameters not in ``names`` went to temporaries the caller passed)
+    values = []
+    for name in names:
+        original = passed[name]
+        if name not in result.updates or \
+                rebinds_only(original, name in result.augmented):
+            values.append(original)
+        else:
+            values.append(result.updates[name])
+    return result.value, tuple(values)
+
+
+def _bound_arguments(fn, args, kwargs) -> dict:
+    target = getattr(fn, "__wrapped__", fn)
+    bound = inspect.signature(target).bind(*args, **kwargs)
+    bound.apply_defaults()
+    return bound.arguments
 
 
 def getitem(container, index):

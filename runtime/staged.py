@@ -53,6 +53,7 @@ from jax._src import config as jax_config
 from jax._src import tree_util as jax_tree_util
 from jaxlib import _jax
 
+from .argument_updates import ArgumentUpdates, write_back
 from .builder import Builder
 from .cache import CacheInfo, LRUCache
 from .check_threading import thread_checks
@@ -208,6 +209,8 @@ class StagedFunction:
                 result = run_interruptibly(self._dispatch, args, kwargs)
             else:
                 result = self._dispatch(args, kwargs)
+            if type(result) is ArgumentUpdates:   # it updated arguments in place
+                result = self._write_back(result, args, kwargs)
             if self.return_device_arrays:
                 return result
             # Inside the try: reading a result waits for it, and XLA reports a failed run
@@ -222,6 +225,14 @@ class StagedFunction:
             raise
         except _jax.JaxRuntimeError as err:   # XLA failed running it, e.g. out of memory
             raise runtime_error(self.name, err).with_location(caller_location()) from None
+
+    def _write_back(self, updates: ArgumentUpdates, args, kwargs):
+        """Copy the parameters' final values into the caller's arrays
+        (`runtime.argument_updates`); the function's result."""
+        bound = self._pysig.bind(*args, **kwargs)
+        bound.apply_defaults()
+        traced = [name for name in bound.arguments if name not in self.static_argnames]
+        return write_back(self.name, updates, bound.arguments, traced)
 
     def _dispatch(self, args, kwargs):
         if self._checks or (self._checks is None and _CHECK_SETTINGS.kinds):

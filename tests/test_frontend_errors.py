@@ -89,8 +89,8 @@ DEFINITION_CASES = [
     ("defines_class", "class", "class", "class"),
     ("uses_del", "del", "del", "del"),
     ("assigns_attribute", "attribute", "y.flags", "attribute"),
-    ("mutates_argument", "inplace", "x[0]", "in place"),
-    ("mutates_argument_nested", "inplace_nested", "x[0][1]", "in place"),
+    ("mutates_argument", "inplace", "z[0]", "in place"),
+    ("mutates_argument_nested", "inplace_nested", "view[0][1]", "in place"),
     ("applies_jit_ps_inside", "jit_inside", "jit_ps(", "jit_ps"),
 ]
 

@@ -6,6 +6,7 @@ change that caused it.
 """
 from __future__ import annotations
 
+import copy
 import pathlib
 
 import numpy as np
@@ -81,6 +82,7 @@ CONSTRUCT_INPUTS = {
     "in_band": [(np.array([1.0, 2.0]), 0.0, 3.0), (np.array([1.0, np.nan]), 0.0, 3.0),
                 (np.array([5.0]), 0.0, 3.0)],
     "newton_sqrt": [(np.array([2.0, 9.0]),)],
+    "smooth_steps": [(np.array([1.0, 4.0, -2.0, 3.0, 0.5]), np.zeros(()), 0.5)],
 }
 
 
@@ -95,8 +97,11 @@ def test_construct_runs_like_python(source):
     for f in functions:
         assert f._generated.from_disk is False   # generated_dir is not next to the source
         for args in CONSTRUCT_INPUTS[f.__name__]:
+            copies = copy.deepcopy(args)   # for functions that update their arguments
             expected = f.__wrapped__(*args)
-            actual = f(*args)
+            actual = f(*copies)
+            for a, e in zip(copies, args):
+                np.testing.assert_allclose(np.asarray(a), e, rtol=1e-12)
             if not isinstance(expected, tuple):
                 expected, actual = (expected,), (actual,)
             for a, e in zip(actual, expected):

@@ -659,7 +659,14 @@ def test_inplace_methods_on_locals(fn, args):
     same(fn, *[a.copy() if isinstance(a, np.ndarray) else a for a in args])
 
 
-@pytest.mark.parametrize("fn", [sort_argument, fill_argument_alias], ids=lambda f: f.__name__)
+def test_inplace_sort_of_an_argument_is_written_back():
+    """Issue 17: an argument's own in-place update reaches the caller, as in NumPy."""
+    expected, actual = f64(3.0, -1.0, 2.0), f64(3.0, -1.0, 2.0)
+    assert_same(jit_ps(sort_argument)(actual), sort_argument(expected))
+    assert_same(actual, expected)
+
+
+@pytest.mark.parametrize("fn", [fill_argument_alias], ids=lambda f: f.__name__)
 def test_inplace_methods_on_arguments_are_refused(fn):
     from transpiler import PSCSyntaxError
     with pytest.raises(PSCSyntaxError) as info:

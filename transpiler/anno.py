@@ -22,6 +22,12 @@ node (``copy.copy``) keeps them and unparsing ignores them.
 * `Anno.STOP_FLAG` (on loops whose ``break`` was lowered): the flag variable's name.
 * `Anno.BRANCHES_LIVE_IN` (on ``if`` statements, by liveness): what is live at the start
   of either branch (`LIVE_IN` less what only the test reads).
+* `Anno.ARGUMENT_UPDATES` (on the FunctionDef, by `transpiler.checks`): parameter name ->
+  True when only augmented assignments update it, for each traced parameter the function
+  updates in place while it is still bound to the argument (`rules.argument_updates`).
+* `Anno.HELPER_UPDATES` (on calls of user functions that update their parameters in
+  place, by `analysis.helper_updates`): ``(parameter, argument node or None,
+  augmented only)`` per updated parameter (None: the call passes no argument for it).
 * `Anno.RETURNS_INSIDE` (on loops holding a ``return`` that `ReturnStatements` lowered):
   True.  The result variable it carries may be traced, which stages the loop.
 """
@@ -43,6 +49,8 @@ class Anno(enum.Enum):
     STOP_FLAG = "stop_flag"
     RETURNS_INSIDE = "returns_inside"
     BRANCHES_LIVE_IN = "branches_live_in"
+    ARGUMENT_UPDATES = "argument_updates"
+    HELPER_UPDATES = "helper_updates"
 
 
 class BindingTime(enum.Enum):

@@ -17,6 +17,8 @@ from runtime.public_names import DECORATOR
 from runtime.purity import MUTATING_METHODS, impure_qualname
 
 from .analysis.activity import analyze_scopes, scope_of
+from .analysis.helper_updates import UNMAPPABLE
+from .anno import Anno, getanno, setanno
 from .analysis.binding_time import is_inplace_method_call
 from .analysis.resolve import Kind, RuntimeResolver, annotate_names, resolution_of
 from .loading import closure_values
@@ -63,6 +65,11 @@ class _SubsetChecker(gast.NodeVisitor):
         self.outside: set[str] = set()   # names bound to a global's (or closure's) object
         self.top_level = {id(statement) for statement in function.body}
         self.augmented_only = _bound_only_by_augmented_assignment(function, self.scope)
+        # traced parameters updated in place while bound to the argument: name ->
+        # [first update, augmented assignments only]; and where a parameter is rebound
+        self.updated: dict[str, list] = {}
+        self.rebound: dict[str, object] = {}
+        self.statement_calls: set[int] = set()   # calls whose helper may update arguments
 
     def fail(self, node, message: str, hint: str | None = None):
         raise PSCSyntaxError(message, self.source.location(node), hint)
@@ -88,6 +95,7 @@ class _SubsetChecker(gast.NodeVisitor):
     visit_ImportFrom = visit_Import
 
     def visit_Call(self, node):
+        self._check_helper_updates(node)
         self._check_inplace_method(node)
         self._check_mutating_method(node)
         resolved = resolution_of(node.func)
@@ -102,6 +110,38 @@ class _SubsetChecker(gast.NodeVisitor):
         self._check_subset_call(node, resolved)
         self.generic_visit(node)
 
+    def _check_helper_updates(self, node) -> None:
+        """A helper that updates its parameters in place updates what the call passes:
+        an argument of this function (written back in turn), a local (rebound), a
+        temporary (nothing to do); never a view, an alias, a global."""
+        pairs = getanno(node, Anno.HELPER_UPDATES)
+        if not pairs:
+            return
+        call = gast.unparse(node.func).strip()
+        if pairs == UNMAPPABLE:
+            self.fail(node, f"{call} updates its parameters in place, and this call passes "
+                            "*args or **kwargs, so PSC cannot tell which arguments it updates",
+                      "pass the arguments one by one")
+        if id(node) not in self.statement_calls:
+            self.fail(node, f"{call} updates its parameter(s) "
+                            f"{', '.join(repr(p) for p, _, _ in pairs)} in place, which PSC "
+                            "follows only for a call that is a statement (`helper(x)`) or the "
+                            "right side of an assignment to a name (`y = helper(x)`)",
+                      "call the helper in one of those forms")
+        for parameter, argument, augmented in pairs:
+            if argument is None:
+                continue
+            what = f"`{call}(...)` (which updates its parameter {parameter!r} in place)"
+            if isinstance(argument, gast.Name):
+                self._check_modified(argument.id, argument, what, augmented=augmented)
+            elif isinstance(argument, (gast.Subscript, gast.Attribute, gast.Call,
+                                       gast.Starred, gast.IfExp)):
+                self.fail(argument, f"{what} is passed `{gast.unparse(argument).strip()}`, "
+                                    "which may be a view of another array: PSC cannot follow "
+                                    "an update through a view",
+                          f"pass a variable: `part = {gast.unparse(argument).strip()}` "
+                          f"(a copy), call {call}(..., part, ...), then store `part` back")
+
     def _check_subset_call(self, node, resolved) -> None:
         if resolved is not None and resolved.qualname in _SIDE_EFFECTS:
             self.fail(node, _SIDE_EFFECTS[resolved.qualname],
@@ -111,7 +151,13 @@ class _SubsetChecker(gast.NodeVisitor):
             self.fail(node, "jit_ps cannot be applied inside a PSC function",
                       "decorate the helper at module level; calls to it are inlined")
 
+    def visit_Expr(self, node):
+        self.statement_calls.add(id(node.value))
+        self.generic_visit(node)
+
     def visit_Assign(self, node):
+        if len(node.targets) == 1 and isinstance(node.targets[0], gast.Name):
+            self.statement_calls.add(id(node.value))
         self.visit(node.value)
         for target in node.targets:
             self._check_target(target)
@@ -155,6 +201,11 @@ class _SubsetChecker(gast.NodeVisitor):
                 f"pass {name} in as an argument and return `{name} {op} ...` as a result")
         self._check_target(node.target, f"{_OPERATOR_TEXT.get(type(node.op), '?')}=")
         target = node.target
+        if isinstance(target, gast.Name) and self._is_argument(target.id) and \
+                not self.nested:
+            self._note_update(target.id, target, augmented=True)
+            self.visit(node.target)
+            return   # `u += v` updates the argument: `u` stays bound to it
         if isinstance(target, gast.Name) and target.id in self._argument_aliases():
             self.fail(target, f"`{target.id} {_OPERATOR_TEXT.get(type(node.op), '?')}= ...` "
                               "would modify an argument in place (NumPy's augmented "
@@ -163,6 +214,15 @@ class _SubsetChecker(gast.NodeVisitor):
                       f"{_OPERATOR_TEXT.get(type(node.op), '?')} ...`")
         self.visit(node.target)
         self._note_assigned([node.target])
+
+    def _is_argument(self, name: str) -> bool:
+        """Is ``name`` a traced parameter still bound to the argument?"""
+        return name in self.parameters and name not in self.static and \
+            name not in self.assigned and name not in self.aliases
+
+    def _note_update(self, name: str, node, augmented: bool = False) -> None:
+        entry = self.updated.setdefault(name, [node, True])
+        entry[1] = entry[1] and augmented
 
     def _argument_aliases(self) -> set[str]:
         """Traced parameters not yet rebound, and names bound to one of them (``z = x``)."""
@@ -270,6 +330,8 @@ class _SubsetChecker(gast.NodeVisitor):
             for name in gast.walk(target):
                 if isinstance(name, gast.Name) and isinstance(name.ctx, gast.Store):
                     self.assigned.add(name.id)
+                    if name.id in self.parameters:
+                        self.rebound.setdefault(name.id, name)
 
     def _check_target(self, target, assignment: str = "="):
         if isinstance(target, gast.Attribute):
@@ -283,9 +345,16 @@ class _SubsetChecker(gast.NodeVisitor):
                 self._check_modified(base.id, target,
                                      f"`{gast.unparse(target).strip()} {assignment} ...`")
 
-    def _check_modified(self, name: str, node, what: str) -> None:
-        """``what`` (an element assignment, an in-place method) modifies ``name`` in
-        place: refused for an argument and for a name that is not this function's own."""
+    def _check_modified(self, name: str, node, what: str, updatable: bool = True,
+                        augmented: bool = False) -> None:
+        """``what`` (an element assignment, an in-place method, a helper's update)
+        modifies ``name`` in place.  A traced parameter still bound to the argument is
+        updated (`updatable`: the update is a NumPy one the caller gets back, see
+        `rules.argument_updates`); refused for an alias of one, for a static argument,
+        and for a name that is not this function's own."""
+        if updatable and not self.nested and self._is_argument(name):
+            self._note_update(name, node, augmented)
+            return
         if name in self.outside:
             self.fail(node, f"{what} would modify a global's (or closure variable's) "
                             f"object in place ({name!r} is bound to it): PSC functions "
@@ -324,6 +393,9 @@ class _SubsetChecker(gast.NodeVisitor):
         if not (isinstance(func, gast.Attribute) and func.attr in MUTATING_METHODS and
                 resolution_of(func) is None):
             return
+        if is_inplace_method_call(node) and not self.nested and \
+                self._is_argument(func.value.id):
+            return   # an array argument's sort/fill: an update, `_check_inplace_method`'s
         base = func.value
         while isinstance(base, (gast.Subscript, gast.Attribute)):
             base = base.value
@@ -336,7 +408,7 @@ class _SubsetChecker(gast.NodeVisitor):
             # a def inside the PSC function updating its caller's local list: build-time
             # Python on an object the PSC function owns
             return
-        self._check_modified(name, node, what)
+        self._check_modified(name, node, what, updatable=False)
 
     def visit_FunctionDef(self, node):
         if node is not self.function:
@@ -349,6 +421,26 @@ class _SubsetChecker(gast.NodeVisitor):
     def visit_body(self, node):
         for statement in node.body:
             self.visit(statement)
+        if not self.nested:
+            self._check_rebinding_of_updated()
+            setanno(node, Anno.ARGUMENT_UPDATES,
+                    {name: self.updated[name][1] for name in self.scope.parameters
+                     if name in self.updated})
+
+    def _check_rebinding_of_updated(self) -> None:
+        """NumPy's caller sees the updates made before a parameter is rebound, and none
+        after: PSC writes back the parameter's final value, so it refuses the mix."""
+        for name, (update, _) in self.updated.items():
+            rebinding = self.rebound.get(name)
+            if rebinding is None:
+                continue
+            where = self.source.location(update)
+            self.fail(rebinding, f"{name!r} is updated in place (line {where.line}) while "
+                                 f"it is the argument, and rebound here: the caller would see "
+                                 "only the updates made before the rebinding, which PSC "
+                                 "cannot write back", f"give the new value another name, or "
+                                 f"copy first on every path (`{name} = {name}.copy()`) so "
+                                 "the argument is never updated")
 
 
 # attributes and methods of an array that return a view of it, not a copy
@@ -418,9 +510,13 @@ class _PurityChecker(_SubsetChecker):
     def _argument_aliases(self) -> set[str]:
         return set()
 
-    def _check_modified(self, name: str, node, what: str) -> None:
+    def _is_argument(self, name: str) -> bool:
+        return False   # what a helper run as Python does to its arguments is Python's
+
+    def _check_modified(self, name: str, node, what: str, updatable: bool = True,
+                        augmented: bool = False) -> None:
         if name in self.outside or not self.scope.is_local(name):
-            super()._check_modified(name, node, what)
+            super()._check_modified(name, node, what, updatable=False)
 
     def _check_inplace_method(self, node) -> None:
         pass   # `_check_mutating_method` covers sort/fill on what the helper does not own

@@ -206,12 +206,23 @@ class _FileTranspiler:
             return None
         return found
 
+    def _helper_source(self, name: str):
+        """The source of the top-level def ``name`` still denotes (decorated or not), for
+        learning which of its parameters it updates in place."""
+        found = self.defs.get(name)
+        resolved = self.resolver.resolve(name)
+        if found is None or resolved.kind is not Kind.USER_FUNCTION or \
+                resolved.qualname != f"{self.module_name}.{name}":
+            return None
+        return found[1]
+
     def _transpile(self, node, source, static_names):
         try:
             function = transpile_function(source, module_ast=self.module,
                                           module_name=self.module_name,
                                           imports=self.imports,
-                                          static_argnames=static_names)
+                                          static_argnames=static_names,
+                                          helper_sources=self._helper_source)
         except PSCError as err:
             self.result.errors.append(err)
             return None

@@ -9,14 +9,17 @@ import dataclasses
 import os
 import sys
 import threading
+import types
+import weakref
 
 import gast
 
 from emit import emit_module
-from runtime.errors import PSCSyntaxError, SourceLocation
+from runtime.errors import PSCError, PSCSyntaxError, SourceLocation
 
 from .analysis.activity import Scope, analyze_scopes, free_names
 from .analysis.binding_time import analyze_binding_times
+from .analysis.helper_updates import annotate_helper_updates
 from .analysis.liveness import analyze_liveness
 from .analysis.resolve import RuntimeResolver, StaticResolver, annotate_names
 from .analysis.walk import walk
@@ -24,7 +27,7 @@ from .anno import Anno, getanno, setanno
 from .checks import check_subset
 from .rules import PIPELINE, REANALYZE
 from .rules.base import RuleContext
-from .source import FunctionSource
+from .source import FunctionSource, function_source
 from .version import __version__
 
 
@@ -96,7 +99,8 @@ class _NodeTypes:
 
 
 def _has_work(rule, present: _NodeTypes) -> bool:
-    return rule.rewrites is None or present.contains_any(rule.rewrites)
+    return (rule.rewrites is None or present.contains_any(rule.rewrites)) and \
+        rule.has_work(present.function)
 
 
 def run_rules(function: gast.FunctionDef, context: RuleContext, *,
@@ -141,14 +145,19 @@ def _liveness_needed(later_steps, present: _NodeTypes) -> bool:
 def transpile_function(source: FunctionSource, *, resolver=None, module_ast=None,
                        module_name: str = "__main__", static_argnames=(),
                        runtime_alias: str = "psc", skip_idle: bool = True,
-                       imports=None) -> TranspiledFunction:
+                       imports=None, helper_sources=None) -> TranspiledFunction:
     """``source``'s function, analysed and rewritten.  ``module_ast`` is its module (for
     the static resolver), ``imports`` the module's `effective_imports` that the generated
-    module will copy (part of the digest; ``module_ast`` when not given)."""
+    module will copy (part of the digest; ``module_ast`` when not given).
+    ``helper_sources(name)``: the `FunctionSource` of the module's function ``name`` that
+    calls would transpile (the CLI's static view), to learn which of its parameters it
+    updates in place; with a `RuntimeResolver` the live functions are read instead."""
     function = source.parse()
     name = function.name   # before BuildFunction renames it
     analyze(source, function, resolver=resolver, module_ast=module_ast,
                     module_name=module_name, static_argnames=static_argnames)
+    annotate_helper_updates(function, *_helper_lookup(resolver, module_ast, module_name,
+                                                      helper_sources))
     check_subset(source, function, static_argnames)
     context = RuleContext(source, runtime_alias)
     function = run_rules(function, context, skip_idle=skip_idle)
@@ -165,6 +174,83 @@ def generated_module(source_file: str, functions: list[TranspiledFunction],
     (a module of the source's effective imports) are the ones it may copy."""
     return emit_module(os.path.basename(source_file), functions, imports,
                        version=__version__)
+
+
+# --- helpers that update their parameters in place ----------------------------------------
+
+_updated_by: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_updated_by_source: dict = {}
+_in_progress = threading.local()
+
+
+def _helper_lookup(resolver, module_ast, module_name, helper_sources):
+    """``(lookup, parameters_updated_by)`` for `annotate_helper_updates`."""
+    if isinstance(resolver, RuntimeResolver):
+        def lookup(name):
+            value = resolver.closure.get(name, resolver.globals.get(name))
+            if getattr(value, "__psc_function__", False):
+                value = value.__wrapped__
+            return value if isinstance(value, types.FunctionType) else None
+        return lookup, _parameters_updated_by_function
+    if helper_sources is None:
+        return (lambda name: None), (lambda helper: None)
+
+    def static_lookup(name):
+        source = helper_sources(name)
+        return None if source is None else source
+
+    def updated(source):
+        return _parameters_updated_by_source(source, module_ast, module_name,
+                                             helper_sources)
+    return static_lookup, updated
+
+
+def _parameters_updated_by_function(fn) -> dict | None:
+    """Parameter name -> augmented-only, for the parameters the user function ``fn``
+    updates in place (its own source, analysed and checked as its transpile would); None
+    where that is not known (no source, a function the check refuses: its transpile then
+    reports it, or a recursion)."""
+    if fn in _updated_by:
+        return _updated_by[fn]
+    active = _in_progress.__dict__.setdefault("functions", set())
+    if fn in active:
+        return None
+    active.add(fn)
+    try:
+        found = _updates_of(function_source(fn), resolver=runtime_resolver(fn))
+    except (PSCError, OSError, TypeError, SyntaxError):
+        found = None
+    finally:
+        active.discard(fn)
+    _updated_by[fn] = found
+    return found
+
+
+def _parameters_updated_by_source(source, module_ast, module_name, helper_sources):
+    key = (source.file, source.first_line, source.text)
+    if key in _updated_by_source:
+        return _updated_by_source[key]
+    _updated_by_source[key] = None   # a recursion ends here
+    try:
+        found = _updates_of(source, module_ast=module_ast, module_name=module_name,
+                            helper_sources=helper_sources)
+    except PSCError:
+        found = None
+    _updated_by_source[key] = found
+    return found
+
+
+def _updates_of(source, *, resolver=None, module_ast=None, module_name="__main__",
+                helper_sources=None) -> dict:
+    function = source.parse()
+    if not isinstance(function, gast.FunctionDef):
+        return {}
+    analyze(source, function, resolver=resolver, module_ast=module_ast,
+            module_name=module_name)
+    annotate_helper_updates(function, *_helper_lookup(resolver, module_ast, module_name,
+                                                      helper_sources))
+    check_subset(source, function)
+    return getanno(function, Anno.ARGUMENT_UPDATES) or {}
 
 
 def runtime_resolver(fn) -> RuntimeResolver:

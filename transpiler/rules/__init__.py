@@ -6,11 +6,13 @@ liveness the rules after it need.  `transpiler.pipeline.run_rules` skips a rule 
 function has none of the node types it rewrites (`Rule.rewrites`), and skips REANALYZE
 when no rule ran before it (or its liveness when no rule after it reads liveness).
 """
+from .argument_updates import ArgumentWriteBack
 from .augmented_assignment import AugmentedAssignment
 from .break_continue import BreakContinue
 from .build_function import BuildFunction
 from .calls import TranspiledCalls
 from .conditionals import Conditionals
+from .helper_updates import HelperUpdates
 from .inplace_methods import InPlaceMethods
 from .local_imports import LocalImports
 from .logical_expressions import LogicalExpressions
@@ -37,6 +39,9 @@ PIPELINE = [
     # Reads of static containers after element updates (whose targets it must not touch);
     # the `psc.getitem` calls it writes carry no resolution, like SubscriptAssignment's.
     StaticSubscripts,
+    # Calls of helpers that update their parameters in place rebind what they pass; before
+    # TranspiledCalls, since the helper is passed to the runtime by name, not called.
+    HelperUpdates,
     # Calls before any rule adds nested functions (TranspiledCalls needs every function's
     # scope annotation, which generated body functions do not have).
     TranspiledCalls,
@@ -44,6 +49,9 @@ PIPELINE = [
     # which BreakContinue then lowers with the loop's other exits.
     ReturnStatements,
     BreakContinue,
+    # After the return lowering (one `return retval` then, whose updated parameters it
+    # adds to the exit variables); before REANALYZE, so loops and branches carry them.
+    ArgumentWriteBack,
     # The lowerings added flag variables and guards: recompute scopes, liveness and
     # definedness so that the conversions below carry the flags.
     REANALYZE,
@@ -57,6 +65,6 @@ PIPELINE = [
     BuildFunction,
 ]
 
-__all__ = ["PIPELINE", "REANALYZE", "AugmentedAssignment", "BreakContinue", "BuildFunction",
+__all__ = ["PIPELINE", "REANALYZE", "ArgumentWriteBack", "HelperUpdates", "AugmentedAssignment", "BreakContinue", "BuildFunction",
            "Conditionals", "InPlaceMethods", "LocalImports", "LogicalExpressions", "Loops", "ReturnStatements",
            "StaticSubscripts", "SubscriptAssignment", "TranspiledCalls"]

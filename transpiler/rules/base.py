@@ -36,11 +36,18 @@ class Rule(gast.NodeTransformer):
     change anything (or raise); the pipeline skips the rule for a function with none of
     them (`transpiler.pipeline.run_rules`).  None: the rule always runs.  Over-approximate:
     a type missing here makes the pipeline skip a rule that had work to do.
+    `has_work` may narrow it further from annotations.
     ``reads_liveness``: whether the rule reads `Anno.LIVE_IN`/`LIVE_OUT`/`DEFINED_IN`.
     """
 
     rewrites: frozenset | None = None
     reads_liveness: bool = False
+
+    @staticmethod
+    def has_work(function) -> bool:
+        """Whether the rule may change ``function`` beyond what `rewrites` tells (an
+        annotation an analysis left): False lets the pipeline skip it."""
+        return True
 
     def __init__(self, context: RuleContext):
         self.context = context

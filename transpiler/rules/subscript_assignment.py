@@ -13,6 +13,7 @@ for traced ones.
 ...     y[1:] += 2 * v
 ...     m = np.eye(3)
 ...     m[0][1] = v
+...     m[1, 1] = m[2, 2] = 2 * v
 ...     return y, m
 ... '''))
 def f(x, v):
@@ -21,6 +22,9 @@ def f(x, v):
     y = psc.setitem(y, slice(1, None, None), 2 * v, 'add')
     m = np.eye(3)
     m = psc.setitem(m, 0, psc.setitem(m[0], 1, v))
+    chained_value = 2 * v
+    m = psc.setitem(m, (1, 1), chained_value)
+    m = psc.setitem(m, (2, 2), chained_value)
     return (y, m)
 """
 from __future__ import annotations
@@ -29,7 +33,8 @@ import gast
 
 from runtime.errors import PSCSyntaxError
 
-from .base import Rule, runtime_call, with_origin
+from .base import Rule, load, runtime_call, with_origin
+from .flags import fresh_name
 
 _MODES = {gast.Add: "add", gast.Sub: "sub", gast.Mult: "mul", gast.Div: "truediv",
           gast.FloorDiv: "floordiv", gast.Mod: "mod", gast.Pow: "pow", gast.BitAnd: "and",
@@ -80,11 +85,26 @@ class SubscriptAssignment(Rule):
         if not any(isinstance(t, gast.Subscript) for t in node.targets):
             return node
         if len(node.targets) != 1:
-            raise PSCSyntaxError("chained assignment to an element is not supported",
-                                 self.context.source.location(node),
-                                 "write one assignment per target")
+            return self._chained(node)
         target, value = self._update(node.targets[0], node.value, None)
         return with_origin(gast.Assign([target], value, None), node)
+
+    def _chained(self, node):
+        """``a[i] = b[j] = v``: ``v`` once (into a fresh variable unless it is a name or a
+        constant), then each target from left to right, as Python assigns them."""
+        statements, value = [], node.value
+        if not isinstance(value, (gast.Name, gast.Constant)):
+            name = fresh_name("chained_value", self.function)
+            statements.append(with_origin(
+                gast.Assign([gast.Name(name, gast.Store(), None, None)], value, None), node))
+            value = load(name)
+        for target in node.targets:
+            if isinstance(target, gast.Subscript):
+                store, updated = self._update(target, _load(value), None)
+                statements.append(with_origin(gast.Assign([store], updated, None), node))
+            else:
+                statements.append(with_origin(gast.Assign([target], _load(value), None), node))
+        return statements
 
     def visit_AugAssign(self, node):
         if not isinstance(node.target, gast.Subscript):
