@@ -1,2 +1,2 @@
 """NumPy translation rules, registered in `runtime.translation` on import."""
-from . import creation, elementwise, indexing, linalg, reductions, shapes  # noqa: F401
+from . import builtins, creation, elementwise, indexing, linalg, reductions, shapes  # noqa: F401
