@@ -127,8 +127,8 @@ def has_traced(tree) -> bool:
 
 def translate(b, fn, *args, **kwargs):
     """Apply ``fn`` to ``args``: statically when nothing is traced, else through its rule."""
-    if not has_traced((args, kwargs)) and \
-            (fn if isinstance(fn, str) else _name_of(fn)) not in _SEES_STATIC:
+    if (fn if isinstance(fn, str) else _name_of(fn)) not in _SEES_STATIC and \
+            not has_traced((args, kwargs)):
         return (_resolve_object(fn) if isinstance(fn, str) else fn)(*args, **kwargs)
     rule = lookup_rule(fn)
     if rule is None:
