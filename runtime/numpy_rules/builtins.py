@@ -42,6 +42,7 @@ import numpy as np
 
 from .. import dtypes
 from ..calls import transpiled
+from ..context import current_builder
 from ..control_flow import for_stmt, truth
 from ..errors import (PSCShapeError, PSCTracedValueError, PSCTypeError,
                       PSCUnsupportedCallError, PSCValueError)
@@ -212,8 +213,8 @@ def _array_sum(b, x: Value, start):
         rest = translate(b, np.sum, cast(b, x[1:], first.dtype), axis=0, dtype=first.dtype)
         return translate(b, operator.add, first, rest)
 
-    def body(i, total):
-        return (translate(b, operator.add, total, x[i]),)
+    def body(i, total):   # built on the loop body's builder, not on ``b``
+        return (translate(current_builder(), operator.add, total, x[i]),)
     total, = for_stmt(range(1, x.shape[0]), body, (first,), ("sum()",))
     return total
 
