@@ -105,7 +105,9 @@ def test_mixed_dtypes_unify_by_numpy_promotion():
 
 
 def max_with_key(a, b, c):
-    return max(a, b, c, key=abs), min(a, b, c, key=lambda v: -v), max([a, b], key=abs)
+    values = (a, b, c)
+    return (max(a, b, c, key=abs), min(a, b, c, key=lambda v: -v), max([a, b], key=abs),
+            max(range(3), key=lambda i: values[i]), min([2, 0, 1], key=lambda i: values[i]))
 
 
 def test_key():

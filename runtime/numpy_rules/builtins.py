@@ -145,11 +145,10 @@ def _extremum(name: str, compare):
                 not dtypes.is_complex(args[0].dtype):
             return _array_extremum(b, name, args[0])
         items = _items(b, name, args[0]) if len(args) == 1 else list(args)
-        if not has_traced((items, key)):
-            options = {} if key is None else {"key": key}
-            if default is not _NO_DEFAULT:
-                options["default"] = default
-            return python(items, **options)
+        if key is None and not has_traced(items):
+            return python(items) if default is _NO_DEFAULT else python(items, default=default)
+        # With a key, static items may still have traced keys (``key=lambda i: x[i]``):
+        # the loop below is Python's, and stays Python where a comparison is static.
         if not items:
             if default is _NO_DEFAULT:
                 raise b.error(PSCValueError, f"{name}() arg is an empty sequence")
