@@ -32,14 +32,14 @@ from __future__ import annotations
 import gast
 
 from ..analysis.binding_time import is_shape_target
-from .base import Rule, load, runtime_call, with_origin
+from .base import AttributeStore, Rule, load, runtime_call, with_origin
 from .flags import fresh_name
 
 
 class ShapeAssignment(Rule):
     """``x.shape = n`` -> ``x = psc.inplace_shape(x, n)``."""
 
-    rewrites = frozenset({gast.Assign})
+    rewrites = frozenset({AttributeStore})
 
     def visit_Assign(self, node):
         if not any(is_shape_target(t) for t in node.targets):
