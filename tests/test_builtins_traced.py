@@ -354,9 +354,16 @@ def pairs_table(n, seq):
 
 
 def test_nussinov_like_kernel_stages_its_loops():
+    staged = jit_ps(pairs_table, static_argnames=("n",))
     for seed in range(3):
         seq = np.random.default_rng(seed).integers(0, 4, 9).astype(np.int32)
-        exactly(jit_ps(pairs_table, static_argnames=("n",))(9, seq), pairs_table(9, seq))
+        exactly(staged(9, seq), pairs_table(9, seq))
+    # `table[i, j] = ...` makes the loops carry `table` from the first analysis on, so the
+    # `if`s on the traced indices are staged, not Python `if`s that force the loops to
+    # unroll (n**2 / 2 inner loops in the program)
+    text = staged.generated_source
+    assert "if j - 1 >= 0:" not in text and text.count("psc.if_stmt(") >= 2
+    assert staged.lower(9, seq).count('"stablehlo.while"') == 3
 
 
 def running_extrema(x):
