@@ -19,7 +19,7 @@ from .errors import (PSCAttributeError, PSCError, PSCFloatingPointError, PSCInde
                      PSCShapeError, PSCSyntaxError, PSCTracedValueError, PSCTypeError,
                      PSCUnsupportedCallError, PSCValueError, PSCWarning, PSCZeroDivisionError,
                      SourceLocation)
-from .inplace import augassign, inplace_fill, inplace_sort
+from .inplace import augassign, inplace_fill, inplace_shape, inplace_sort
 from .ir import Computation, Value
 from .calls import getitem, set_transpile_hook, setitem, transpiled
 from .calls import checked
@@ -43,7 +43,7 @@ __all__ = [
     "getitem", "setitem", "static_range", "switch", "transpiled", "while_loop", "UNDEFINED", "and_",
     "for_stmt", "if_stmt", "ifexp", "not_", "or_", "range_", "while_stmt", "grad",
     "hessian", "jacfwd", "jacrev", "jvp", "value_and_grad", "vjp", "augassign",
-    "inplace_fill", "inplace_sort", "PSCIndexError", "PSCOverflowError", "PSCResourceError", "XLARuntimeError",
+    "inplace_fill", "inplace_shape", "inplace_sort", "PSCIndexError", "PSCOverflowError", "PSCResourceError", "XLARuntimeError",
     "debug_print", "PSCRuntimeError", "PSCRuntimeIndexError", "PSCRuntimeZeroDivisionError",
     "PSCFloatingPointError", "PSCAttributeError", "PSCKeyError", "PSCZeroDivisionError",
     "PSCWarning",

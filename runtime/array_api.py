@@ -143,15 +143,9 @@ class ArrayMethods:
         return self.size * self.dtype.itemsize
 
     def __round__(self, ndigits=None):
-        # NumPy scalars (what a 0-d traced value stands for) have __round__; arrays do not.
-        if self.shape:
-            raise PSCTypeError("type numpy.ndarray doesn't define __round__ method",
-                               hint="use np.round(x, decimals)")
-        if ndigits is None:
-            raise PSCTracedValueError("round() of a traced scalar gives a Python int, which "
-                                      "is only known when the program runs",
-                                      hint="use np.round(x), which keeps it an array")
-        return _apply("numpy.round", self, ndigits)
+        # Python's round() as `numpy_rules.builtins` gives it: a NumPy scalar's __round__
+        # (a traced Python int for ndigits=None); arrays have none.
+        return _apply("builtins.round", self, ndigits)
 
     def __divmod__(self, other):
         return _apply("numpy.divmod", self, other)

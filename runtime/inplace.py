@@ -98,3 +98,18 @@ def inplace_fill(target, value):
     if not isinstance(target, (np.ndarray, Value)):
         raise b.error(PSCTypeError, f"a {type(target).__name__} has no fill() method")
     return translate(b, np.full_like, target, value)
+
+
+def inplace_shape(target, shape):
+    """``target`` after ``target.shape = shape``.  A static array is reshaped in place by
+    NumPy itself (aliases see it; NumPy raises when its data would need a copy).  A traced
+    array is reshaped functionally: its layout is XLA's, so the copy NumPy refuses to make
+    (``x.T.shape = n``) never arises, and such a program runs where NumPy raises."""
+    if not has_traced((target, shape)):
+        target.shape = shape
+        return target
+    b = current_builder()
+    if not isinstance(target, Value):
+        raise b.error(PSCTypeError, "a shape must be known when the program is built, but "
+                      "it is a traced value", "compute it from shapes and static arguments")
+    return translate(b, "numpy.reshape", target, shape)

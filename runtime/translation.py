@@ -32,6 +32,7 @@ from .ir import Value
 Rule = Callable[..., Any]
 _RULES: dict[str, Rule] = {}
 _NAME_OF_OBJECT: dict[int, tuple[object, str]] = {}   # id -> (object kept alive, name)
+_SEES_STATIC: set[str] = set()   # rules applied even when no argument is a traced leaf
 
 
 def _name_of(fn) -> str | None:
@@ -58,11 +59,15 @@ def _resolve_object(name: str):
     return None
 
 
-def register_translation_rule(fn, rule: Rule, *, name: str | None = None) -> Rule:
+def register_translation_rule(fn, rule: Rule, *, name: str | None = None,
+                              sees_static: bool = False) -> Rule:
     """Register ``rule`` for ``fn``: an object (``np.sinh``) or a qualified name string.
 
     An object registered without a ``name`` is also found by ``module.qualname`` when it
     has them, so a user-registered rule serves both the decorator and the CLI.
+    ``sees_static``: `translate` applies the rule even when no argument is traced (the
+    rule then computes the static result itself: ``max(v for v in values)`` passes a
+    generator, whose traced items no tree walk can see).
     """
     if isinstance(fn, str):
         name, obj = fn, _resolve_object(fn)
@@ -76,6 +81,8 @@ def register_translation_rule(fn, rule: Rule, *, name: str | None = None) -> Rul
             name = f"<object {id(obj)}>"
             _RULES[name] = rule
         _NAME_OF_OBJECT[id(obj)] = (obj, name)
+    if sees_static:
+        _SEES_STATIC.add(name)
     return rule
 
 
@@ -133,7 +140,8 @@ def _self_translating(tree):
 
 def translate(b, fn, *args, **kwargs):
     """Apply ``fn`` to ``args``: statically when nothing is traced, else through its rule."""
-    if not has_traced((args, kwargs)):
+    if (fn if isinstance(fn, str) else _name_of(fn)) not in _SEES_STATIC and \
+            not has_traced((args, kwargs)):
         return (_resolve_object(fn) if isinstance(fn, str) else fn)(*args, **kwargs)
     handler = _self_translating((args, kwargs))
     if handler is not None:

@@ -186,7 +186,7 @@ BUILD_CASES = [
     ("branch_shapes", (np.ones(3),), PSCShapeError, "branch_shapes", "shape"),
     ("size_from_traced_if", (np.ones(3),), PSCTracedValueError, "size_from_traced_if",
      "shape"),
-    ("traced_float", (np.ones(3),), PSCTracedValueError, "float", "float"),
+    ("traced_float", (np.ones(3),), PSCTypeError, "float", "0-dimensional"),
     ("no_rule", (np.ones(4),), PSCUnsupportedCallError, "fft", "fft"),
     ("bad_broadcast", (np.ones(3), np.ones(4)), PSCShapeError, "shape", "(3,)"),
     ("bad_reshape", (np.ones(3),), (PSCShapeError, PSCValueError), "reshape", "reshape"),

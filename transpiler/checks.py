@@ -19,7 +19,7 @@ from runtime.purity import MUTATING_METHODS, impure_qualname
 from .analysis.activity import analyze_scopes, scope_of
 from .analysis.helper_updates import UNMAPPABLE
 from .anno import Anno, getanno, setanno
-from .analysis.binding_time import is_inplace_method_call
+from .analysis.binding_time import is_inplace_method_call, is_shape_target
 from .analysis.resolve import Kind, RuntimeResolver, annotate_names, resolution_of
 from .loading import closure_values
 from .source import function_source
@@ -334,6 +334,9 @@ class _SubsetChecker(gast.NodeVisitor):
                         self.rebound.setdefault(name.id, name)
 
     def _check_target(self, target, assignment: str = "="):
+        if is_shape_target(target) and assignment == "=":
+            self._check_shape_assignment(target)
+            return
         if isinstance(target, gast.Attribute):
             self.fail(target, "assigning to an attribute mutates an object, which PSC "
                               "functions cannot do", "build a new value instead")
@@ -344,6 +347,17 @@ class _SubsetChecker(gast.NodeVisitor):
             if isinstance(base, gast.Name):
                 self._check_modified(base.id, target,
                                      f"`{gast.unparse(target).strip()} {assignment} ...`")
+
+    def _check_shape_assignment(self, target) -> None:
+        """``x.shape = n`` (`rules.shape_assignment`): on the function's own array only,
+        and one no other name may alias (NumPy would reshape the alias too)."""
+        name = target.value.id
+        self._check_modified(name, target, f"`{name}.shape = ...`", updatable=False)
+        if name in _bare_name_aliases(self.function):
+            self.fail(target, f"`{name}.shape = ...` reshapes the array object in place, "
+                              f"and another name may be bound to the same array as {name!r} "
+                              "(an assignment of one name to another): it would keep its "
+                              "old shape here", f"write `{name} = {name}.reshape(...)`")
 
     def _check_modified(self, name: str, node, what: str, updatable: bool = True,
                         augmented: bool = False) -> None:
@@ -441,6 +455,26 @@ class _SubsetChecker(gast.NodeVisitor):
                                  "cannot write back", f"give the new value another name, or "
                                  f"copy first on every path (`{name} = {name}.copy()`) so "
                                  "the argument is never updated")
+
+
+def _bare_name_aliases(function) -> set[str]:
+    """Names on either side of an assignment of one name to another (``y = x``, also
+    inside tuples and lists: ``a, b = x, y``; ``ys = [x]``)."""
+    found = set()
+    for node in gast.walk(function):
+        if isinstance(node, (gast.Assign, gast.AnnAssign, gast.NamedExpr)) and \
+                node.value is not None:
+            values = [node.value]
+            while values:
+                value = values.pop()
+                if isinstance(value, gast.Name):
+                    found.add(value.id)
+                    targets = node.targets if isinstance(node, gast.Assign) else [node.target]
+                    found |= {n.id for t in targets for n in gast.walk(t)
+                              if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+                elif isinstance(value, (gast.Tuple, gast.List, gast.Set)):
+                    values.extend(value.elts)
+    return found
 
 
 # attributes and methods of an array that return a view of it, not a copy

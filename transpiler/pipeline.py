@@ -26,7 +26,7 @@ from .analysis.walk import walk
 from .anno import Anno, getanno, setanno
 from .checks import check_subset
 from .rules import PIPELINE, REANALYZE
-from .rules.base import RuleContext
+from .rules.base import AttributeStore, RuleContext
 from .source import FunctionSource, function_source
 from .version import __version__
 
@@ -95,6 +95,10 @@ class _NodeTypes:
     def contains_any(self, types) -> bool:
         if self._types is None:
             self._types = {type(node) for node in walk(self.function)}
+            if gast.Attribute in self._types and any(   # `x.shape = n` (ShapeAssignment)
+                    isinstance(node, gast.Attribute) and isinstance(node.ctx, gast.Store)
+                    for node in walk(self.function)):
+                self._types.add(AttributeStore)
         return not self._types.isdisjoint(types)
 
 

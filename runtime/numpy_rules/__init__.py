@@ -1,3 +1,3 @@
 """NumPy translation rules, registered in `runtime.translation` on import."""
-from . import (creation, decompositions, elementwise, indexing, linalg,  # noqa: F401
+from . import (builtins, creation, decompositions, elementwise, indexing, linalg,  # noqa: F401
                reductions, shapes, statistics)

@@ -39,6 +39,13 @@ def is_inplace_method_call(node) -> bool:
         resolution_of(node.func) is None
 
 
+def is_shape_target(target) -> bool:
+    """``name.shape`` as an assignment target (`rules/shape_assignment.py` rewrites it
+    into ``name = psc.inplace_shape(name, ...)``)."""
+    return isinstance(target, gast.Attribute) and target.attr == "shape" and \
+        isinstance(target.value, gast.Name)
+
+
 class _Evaluator:
     """Computes the binding time of expressions in an environment of variables."""
 

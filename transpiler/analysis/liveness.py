@@ -38,7 +38,10 @@ def writes(target) -> set[str]:
 
 
 def assigned_in(statements) -> set[str]:
-    """Names any statement in ``statements`` (nested blocks too) may bind."""
+    """Names any statement in ``statements`` (nested blocks too) may bind.  An element
+    or ``.shape`` assignment (``x[i] = v``, ``x.shape = n``) binds ``x``: the rules rewrite
+    it into ``x = psc.setitem(x, i, v)``, and the first analysis must carry ``x`` through
+    loops and branches as the one after the rewrite does."""
     found = set()
     for statement in statements:
         for node in walk(statement):
@@ -46,7 +49,20 @@ def assigned_in(statements) -> set[str]:
                 found.add(node.id)
             elif isinstance(node, gast.FunctionDef):
                 found.add(node.name)
+            elif isinstance(node, (gast.Assign, gast.AugAssign)):
+                for target in getattr(node, "targets", None) or [node.target]:
+                    found |= _updated_by(target)
     return found
+
+
+def _updated_by(target) -> set[str]:
+    """``{"x"}`` for ``x[i][j]`` / ``x.shape``, which rebind ``x`` once rewritten."""
+    if isinstance(target, gast.Attribute) and target.attr != "shape":
+        return set()
+    base = target
+    while isinstance(base, (gast.Subscript, gast.Attribute)):
+        base = base.value
+    return {base.id} if base is not target and isinstance(base, gast.Name) else set()
 
 
 def assigned_variables(node) -> set[str]:

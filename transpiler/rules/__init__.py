@@ -18,6 +18,7 @@ from .local_imports import LocalImports
 from .logical_expressions import LogicalExpressions
 from .loops import Loops
 from .return_statements import ReturnStatements
+from .shape_assignment import ShapeAssignment
 from .static_subscripts import StaticSubscripts
 from .subscript_assignment import SubscriptAssignment
 
@@ -27,6 +28,9 @@ PIPELINE = [
     # Independent of every other rule (it only rewrites import statements, which the
     # subset check allows at the top of a function body only): first.
     LocalImports,
+    # `x.shape = n` -> `x = psc.inplace_shape(x, n)`: a chain's other targets may be
+    # element assignments, which SubscriptAssignment then rewrites.
+    ShapeAssignment,
     # Element updates first: the calls they write (`psc.setitem`, `slice`) carry no
     # resolution, which TranspiledCalls takes as "written by a rule" and leaves alone.
     SubscriptAssignment,
@@ -67,4 +71,4 @@ PIPELINE = [
 
 __all__ = ["PIPELINE", "REANALYZE", "ArgumentWriteBack", "HelperUpdates", "AugmentedAssignment", "BreakContinue", "BuildFunction",
            "Conditionals", "InPlaceMethods", "LocalImports", "LogicalExpressions", "Loops", "ReturnStatements",
-           "StaticSubscripts", "SubscriptAssignment", "TranspiledCalls"]
+           "ShapeAssignment", "StaticSubscripts", "SubscriptAssignment", "TranspiledCalls"]

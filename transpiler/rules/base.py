@@ -26,6 +26,11 @@ class RuleContext:
     exit_variables: set = dataclasses.field(default_factory=set)
 
 
+class AttributeStore:
+    """Not a node type: what `Rule.rewrites` lists for an attribute assignment target
+    (``x.shape = n``), which the pipeline tells apart from the many attribute reads."""
+
+
 class Rule(gast.NodeTransformer):
     """A rewrite rule: a NodeTransformer that reads annotations and keeps origins.
 

@@ -4,7 +4,9 @@ Calling a plain Python helper with traced arrays would run its *source* semantic
 values, where its loops and branches cannot work; ``psc.transpiled(helper)`` transpiles it
 on first use and builds its body into the caller's computation.  Calls that already mean
 the right thing stay as written: NumPy (generated code binds ``np`` to the NumPy mirror),
-builtins, other modules (``math``, static arguments only), the explicit primitives,
+builtins (but those with a translation rule, `runtime.numpy_rules.builtins`, called with a
+traced argument, and ``max``/``min``/``sum`` always: ``max(a, b)`` compares with ``>``,
+which a traced value cannot answer in Python), other modules (``math``, static arguments only), the explicit primitives,
 methods, and functions defined inside the PSC function itself (their bodies are part of
 the code being transpiled).  A call into another module (``math.sqrt(n)``) stays as written
 when binding-time analysis finds its arguments static, and goes through
@@ -41,6 +43,9 @@ from ..analysis.resolve import Kind, resolution_of
 from .base import Rule, runtime_call
 
 _CALL_THROUGH = {Kind.USER_FUNCTION, Kind.UNKNOWN, Kind.RULE}
+# Builtins that iterate their argument: a list or generator of traced values looks static
+# to binding-time analysis (``values.append(x)`` does not make ``values`` traced).
+_ITERATING_BUILTINS = frozenset({"builtins.max", "builtins.min", "builtins.sum"})
 
 
 class TranspiledCalls(Rule):
@@ -68,6 +73,9 @@ class TranspiledCalls(Rule):
             if resolved.kind is Kind.MODULE:   # math.sqrt(n): fine on static arguments
                 return lookup_rule(resolved.qualname) is not None or self._traced_args \
                     or _unvetted_module(resolved.qualname)
+            if resolved.kind is Kind.BUILTIN:   # max(a, b) with traced a: Python's max
+                return lookup_rule(resolved.qualname) is not None and (
+                    self._traced_args or resolved.qualname in _ITERATING_BUILTINS)
             return resolved.kind in _CALL_THROUGH
         if isinstance(func, gast.Name) and self.scopes[-1].is_local(func.id):
             # a local holding a function (a static argument): unless defined right here
