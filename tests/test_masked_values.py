@@ -500,3 +500,31 @@ def test_what_is_not_there_cannot_fail_run_time_checks():
     m = np.array([True, False, True, False, True])
     xs = np.arange(5.0)
     assert_same(jit_ps(gather_selected, checks=True)(xs, idx, m), gather_selected(xs, idx, m))
+
+
+# --- matrix products keeping the masked axis ------------------------------------------------
+
+def covariance_like(data):
+    M = data.shape[1]
+    cov = np.zeros((M, M), dtype=data.dtype)
+    for i in range(M):
+        cov[i:M, i] = cov[i, i:M] = data[:, i] @ data[:, i:M] / 3.0
+    return cov
+
+
+def products_keeping_the_window(A, v):
+    out = np.zeros(A.shape[0])
+    for i in range(A.shape[0]):
+        out[i] = np.sum(A[i:, :] @ v) + np.max(v[:3] @ A[:3, i:]) + np.sum(A[:, :3] @ A[:3, i:])
+    return out
+
+
+@pytest.mark.parametrize("fn, args", [
+    (covariance_like, (np.random.default_rng(1).random((6, 5)),)),
+    (products_keeping_the_window, (np.random.default_rng(2).random((4, 4)),
+                                   np.random.default_rng(3).random(4))),
+], ids=["covariance", "both_sides"])
+def test_products_along_the_axis_they_keep(fn, args):
+    """``v @ A[:, i:]`` and ``A[i:, :] @ v``: the window is on an axis the product keeps,
+    so the result is a window of the same length (NPBench's covariance)."""
+    check(fn, *args)

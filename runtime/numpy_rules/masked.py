@@ -546,6 +546,9 @@ def _dot(b: Builder, value_rule, x, y, *args, **kwargs):
     if args or kwargs:
         raise b.error(PSCValueError, "np.dot of arrays made by a traced slice or mask takes "
                       "no extra arguments", _HINT)
+    one_side = _product_along_free_axis(b, value_rule, x, y)
+    if one_side is not None:
+        return one_side
     if not (isinstance(x, Masked) and isinstance(y, Masked)) or x.ndim != 1 or y.ndim != 1:
         m = x if isinstance(x, Masked) else y
         raise b.error(PSCValueError, f"a matrix product with an array made by {m.what} "
@@ -554,6 +557,25 @@ def _dot(b: Builder, value_rule, x, y, *args, **kwargs):
     _line_up(b, x, y)
     x, y = _common_extent(b, [x, y])
     return value_rule(b, x.filled(b, 0), y.filled(b, 0))
+
+
+def _product_along_free_axis(b: Builder, value_rule, x, y):
+    """A matrix product where one operand is a window along an axis the product keeps
+    (``v @ A[:, i:]``, ``A[i:, :] @ v``): every valid lane of the result comes from valid
+    lanes only, so the product of the full data is the result's data, a window of the
+    same length along the result's corresponding axis.  None for any other product."""
+    if isinstance(x, Masked) == isinstance(y, Masked):
+        return None
+    m, other = (x, y) if isinstance(x, Masked) else (y, x)
+    other_ndim = np.ndim(other) if not isinstance(other, Value) else other.ndim
+    if not m.is_window or m.ndim != 2 or other_ndim not in (1, 2):
+        return None
+    if m is y and m.axis == 1:        # (k,) @ (k, M) or (n, k) @ (k, M): M is the last axis
+        result = value_rule(b, other, m.data)
+        return m.with_data(result, axis=result.ndim - 1)
+    if m is x and m.axis == 0:        # (N, k) @ (k,) or (N, k) @ (k, m): N is the first axis
+        return m.with_data(value_rule(b, m.data, other), axis=0)
+    return None
 
 
 def _flip(b: Builder, value_rule, m, axis=None):
