@@ -148,7 +148,7 @@ def test_fuzz_reproducer_870108685902():
 # --- Python operators keep Python scalars weak; NumPy scalars stay strong ------------------------
 
 def times_python_operators(x, s, n):
-    return (x * (s * 2), x * -s, x * abs(s), x * round(s, 1), x * (n + 1), x * abs(n),
+    return (x * (s * 2), x * -s, x * abs(s), x * round(s), x * (n + 1), x * abs(n),
             x * (s // 2), x * divmod(s, 3.0)[1], x * (s ** 2))
 
 
