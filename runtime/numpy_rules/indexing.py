@@ -763,31 +763,13 @@ def _traced_mask(index):
 def _masked_update(b: Builder, x: Value, index, mask: Value, value, mode: str) -> Value:
     """``x[..., mask, ...] = value`` as a ``select``: the value must broadcast over the
     selected elements, whose number is only known when the program runs."""
-    items = index if isinstance(index, tuple) else (index,)
-    pos = next(i for i, item in enumerate(items) if item is mask)
-    others = items[:pos] + items[pos + 1:]
-    if not all(item is Ellipsis or _is_full_slice(item) for item in others) or \
-            sum(item is Ellipsis for item in others) > 1:
-        raise b.error(PSCValueError, "a traced boolean mask can only be combined with ':' "
-                      "and '...' in an assignment", _MASK_HINT)
-    used = mask.ndim + sum(isinstance(item, slice) for item in others)
-    if used > x.ndim:
-        raise b.error(PSCIndexError, f"too many indices for array: array is {x.ndim}-"
-                      f"dimensional, but {used} were indexed")
-    before = items[:pos]
-    fill = (x.ndim - used) * any(item is Ellipsis for item in before)
-    p = sum(isinstance(item, slice) for item in before) + fill
-    _check_mask_shape(b, mask, x.shape[p:p + mask.ndim], p)
+    p = masked.mask_position(b, x, index, mask, "in an assignment", _MASK_HINT)
     value = _cast(b, value, x.dtype) if mode == "set" else lift(b, value)
     value = _fit_masked(b, value, x.shape, p, mask.ndim)
     new = value if mode == "set" else _combine(b, mode, x, value, x.dtype, scalar=False)
     new = broadcast_to(b, new, x.shape)
     selected = b.broadcast_in_dim(mask, x.shape, range(p, p + mask.ndim))
     return b.select(selected, new, x)
-
-
-def _is_full_slice(item) -> bool:
-    return isinstance(item, slice) and (item.start, item.stop, item.step) == (None,) * 3
 
 
 def _fit_masked(b: Builder, v: Value, shape: tuple, p: int, k: int) -> Value:

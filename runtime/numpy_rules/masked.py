@@ -814,15 +814,17 @@ def _is_full(item) -> bool:
 
 # --- made by indexing: selections ---------------------------------------------------------
 
-def _mask_position(b: Builder, x: Value, index, mask: Value) -> int:
+def mask_position(b: Builder, x: Value, index, mask: Value, where: str = "in an index",
+                  hint: str = _HINT) -> int:
     """The first axis of ``x`` that ``mask`` (in ``index`` with only ':' and '...')
-    spans; the mask's shape is checked against ``x``'s as NumPy does."""
+    spans; the mask's shape is checked against ``x``'s as NumPy does.  ``where`` and
+    ``hint`` complete the message for an index it cannot take."""
     items = index if isinstance(index, tuple) else (index,)
     pos = next(i for i, item in enumerate(items) if item is mask)
     others = items[:pos] + items[pos + 1:]
     if not all(_is_full(o) for o in others) or sum(o is Ellipsis for o in others) > 1:
         raise b.error(PSCValueError, "a traced boolean mask can only be combined with ':' "
-                      "and '...' in an index", _HINT)
+                      f"and '...' {where}", hint)
     used = mask.ndim + sum(isinstance(o, slice) for o in others)
     if used > x.ndim:
         raise b.error(PSCIndexError, f"too many indices for array: array is {x.ndim}-"
@@ -843,7 +845,7 @@ def getitem_selection(b: Builder, x: Value, index, mask: Value) -> Masked:
     if mask.ndim == 0:
         raise b.error(PSCValueError, "a traced 0-d boolean index gives an array whose size "
                       "is only known when the program runs", _HINT)
-    p = _mask_position(b, x, index, mask)
+    p = mask_position(b, x, index, mask)
     return Masked(x, p, mask=mask, what="a traced boolean mask")
 
 
@@ -851,7 +853,7 @@ def setitem_selection(b: Builder, x: Value, index, mask: Value, value: Masked, m
                       combine) -> Value:
     """``x[mask] = value`` where ``value`` was selected by the same mask (``Z[I] = Z[I]**2
     + C[I]``): ``np.where(mask, value's data, x)``."""
-    p = _mask_position(b, x, index, mask)
+    p = mask_position(b, x, index, mask)
     target = Masked(x, p, mask=mask, what="a traced boolean mask")
     if mode == "set":
         new = elementwise(b, lambda b_, cur, v: broadcast_to(b_, lift(b_, v, x.dtype),

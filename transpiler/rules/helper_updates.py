@@ -61,23 +61,28 @@ class HelperUpdates(Rule):
         targets = gast.Tuple([_store(name) for _, name in rebound], gast.Store())
         return targets, names
 
-    def visit_Expr(self, node):
+    def _updating_call(self, node, runtime_name: str):
+        """(the names the call rebinds, ``psc.<runtime_name>(helper, names, ...)``) for a
+        statement whose value calls an updating helper; None otherwise."""
         call = node.value
         found = self._rewritten(call) if isinstance(call, gast.Call) else None
         if found is None:
-            return node
+            return None
         targets, names = found
-        value = runtime_call(self.context.runtime_alias, "updated_arguments", call.func,
-                             names, *call.args, keywords=call.keywords)
+        return targets, runtime_call(self.context.runtime_alias, runtime_name, call.func,
+                                     names, *call.args, keywords=call.keywords)
+
+    def visit_Expr(self, node):
+        found = self._updating_call(node, "updated_arguments")
+        if found is None:
+            return node
+        targets, value = found
         return with_origin(gast.Assign([targets], value, None), node)
 
     def visit_Assign(self, node):
-        call = node.value
-        found = self._rewritten(call) if isinstance(call, gast.Call) else None
+        found = self._updating_call(node, "result_and_updated_arguments")
         if found is None:
             return node
-        targets, names = found
-        value = runtime_call(self.context.runtime_alias, "result_and_updated_arguments",
-                             call.func, names, *call.args, keywords=call.keywords)
+        targets, value = found
         both = gast.Tuple([node.targets[0], targets], gast.Store())
         return with_origin(gast.Assign([both], value, None), node)
