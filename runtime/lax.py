@@ -121,3 +121,19 @@ def switch(index, branches, *operands):
 def static_range(*args):
     """``range`` that the transpiler always unrolls (the index is static in the body)."""
     return range(*args)
+
+
+# jax.lax's names that `transpiler.lax` re-exports.  Each family adds its block below; keep
+# the blocks apart (one blank-line-separated block per issue) so they merge cleanly.
+__all__ = ["while_loop", "cond", "fori_loop", "switch", "static_range"]
+
+# --- issue 12: scan ---
+
+
+# --- issue 15: convolutions ---
+
+
+# --- issue 15: windowed reductions and reducers ---
+
+
+# --- issue 15: structural primitives ---

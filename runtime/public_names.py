@@ -31,4 +31,7 @@ PACKAGES = ("transpiler", "runtime")
 
 # User-facing modules and what a generated module imports instead: `runtime` exports every
 # primitive but the decorator, and generated code must not import `transpiler`.
-RUNTIME_EQUIVALENTS = {"transpiler": "runtime", "transpiler.api": "runtime"}
+RUNTIME_EQUIVALENTS = {"transpiler": "runtime", "transpiler.api": "runtime",
+                       # the jax-named namespaces (issues 12, 15): runtime modules
+                       "transpiler.lax": "runtime.lax", "transpiler.random": "runtime.random",
+                       "transpiler.nn": "runtime.nn"}
