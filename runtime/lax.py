@@ -128,6 +128,8 @@ def static_range(*args):
 __all__ = ["while_loop", "cond", "fori_loop", "switch", "static_range"]
 
 # --- issue 12: scan ---
+from .scan import scan  # noqa: E402  (a loop over arrays' leading axis; `runtime.scan`)
+__all__ += ["scan"]
 
 
 # --- issue 15: convolutions ---
