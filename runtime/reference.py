@@ -56,8 +56,14 @@ def scan(f, init, xs, length=None, reverse=False, unroll=1):
                                                             np.asarray(y).dtype), f(init, x)[1])
     if reverse:
         ys.reverse()
-    return carry, tree_util.tree_map(lambda *rows: np.stack([np.asarray(r) for r in rows]),
-                                     *ys)
+    return carry, tree_util.tree_map(_stacked, *ys)
+
+
+def _stacked(*rows):
+    """The rows as one array, of the type they promote to (a Python number in a row is
+    weak, as the carry it may come from is in a compiled scan)."""
+    dtype = np.result_type(*rows)
+    return np.stack([np.asarray(r, dtype) for r in rows])
 
 
 def scan_length(shapes, length, location=None) -> int:

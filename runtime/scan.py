@@ -112,7 +112,8 @@ class _Loop:
             new_carry, y_leaves, new_ys = self._step(sub, carry, k, carry_avals)
             if ys is None or new_ys != ys:
                 raise _Retype(carry_avals, new_ys)
-            buffers = [write_row(sub, buf, y, k) for buf, y in zip(buffers, y_leaves)]
+            if n:   # (an empty buffer has no row to write: the body never runs)
+                buffers = [write_row(sub, buf, y, k) for buf, y in zip(buffers, y_leaves)]
             return [sub.add(i, sub.constant(np.ones((), _COUNTER)))], new_carry, buffers
         # The regions first, the initial values after: a dropped build leaves nothing in b.
         regions = b.while_regions(cond, body, leaves, treedef)
@@ -120,6 +121,8 @@ class _Loop:
             [_as_aval(b, v, a) for v, a in zip(carry_init, carry_avals)] + \
             [_as_aval(b, zeros(b, a.shape, a.dtype), a) for a in buffer_avals]
         (_, carry, buffers) = b.while_from_regions(regions, init, trip_count=n)
+        for result, aval in zip(carry + buffers, list(carry_avals) + buffer_avals):
+            result.weak = aval.weak   # (not the initial value's: a weak init may settle)
         return (tree_util.tree_unflatten(self.carry_tree, carry),
                 tree_util.tree_unflatten(y_tree, buffers))
 
@@ -163,8 +166,9 @@ class _Loop:
             value = _lifted(sub, value)
         if value.shape != aval.shape:
             raise self._mismatch(sub, PSCShapeError, path, value, aval)
-        if value.dtype == aval.dtype:
-            return value
+        if value.dtype == aval.dtype:   # (a weak carry the body makes strong: strong)
+            return LeafSpec(aval.shape, aval.dtype, False) if aval.weak > value.weak \
+                else value
         if aval.weak:   # a Python number in init: it takes the type the body gives it
             if value.weak:
                 return LeafSpec(aval.shape, np.promote_types(aval.dtype, value.dtype), True)
