@@ -52,11 +52,14 @@ def scan(f, init, xs, length=None, reverse=False, unroll=1):
     if n == 0:   # what f would stack: its result's types, from one call on zeros
         x = tree_util.tree_unflatten(treedef, [np.zeros(leaf.shape[1:], leaf.dtype)
                                                for leaf in leaves])
-        return carry, tree_util.tree_map(lambda y: np.zeros((0,) + np.shape(y),
-                                                            np.asarray(y).dtype), f(init, x)[1])
+        return carry, tree_util.tree_map(_no_rows, f(init, x)[1])
     if reverse:
         ys.reverse()
     return carry, tree_util.tree_map(_stacked, *ys)
+
+
+def _no_rows(y):
+    return np.zeros((0,) + np.shape(y), np.asarray(y).dtype)
 
 
 def _stacked(*rows):

@@ -82,6 +82,14 @@ def _lifted(b, leaf) -> Value:
     return b.constant(np.asarray(leaf))
 
 
+def _kind(value) -> str:
+    if isinstance(value, Value):
+        return f"an array {value.dtype}{list(value.shape)}"
+    if isinstance(value, (tuple, list)):
+        return f"a {type(value).__name__} of {len(value)}"
+    return f"a {type(value).__name__}"
+
+
 def _aval(value: Value) -> LeafSpec:
     return LeafSpec(value.shape, value.dtype, value.weak)
 
@@ -138,7 +146,7 @@ class _Loop:
         out = self.call(tree_util.tree_unflatten(self.carry_tree, list(carry)), x)
         if not (isinstance(out, (tuple, list)) and len(out) == 2):
             raise sub.error(PSCTypeError, "scan body function must return a pair "
-                            f"(carry, y), got {type(out).__name__} ({self._where()})",
+                            f"(carry, y), got {_kind(out)} ({self._where()})",
                             "return new_carry, y (y may be None)")
         new_carry, y = out
         carry_out, out_tree = tree_util.tree_flatten(new_carry)
@@ -180,13 +188,13 @@ class _Loop:
         raise self._mismatch(sub, PSCTypeError, path, value, aval)
 
     def _mismatch(self, sub, error, path, value, aval):
-        what = "shape" if error is PSCShapeError else "dtype"
+        hint = ("keep the carry's shape fixed: give init the shape the body returns"
+                if error is PSCShapeError else "keep the carry's dtype fixed: convert "
+                "with .astype, or give init the dtype the body returns")
         return sub.error(
             error, "scan body function carry input and carry output must have equal types: "
-            f"the carry{path} is {aval.dtype}{list(aval.shape)} in init but the body "
-            f"({self._where()}) returns {value.dtype}{list(value.shape)}",
-            f"keep the carry's {what} fixed: convert with .astype, or give init the "
-            f"{what} the body returns")
+            f"the carry{path} goes in as {aval.dtype}{list(aval.shape)} but the body "
+            f"({self._where()}) returns {value.dtype}{list(value.shape)}", hint)
 
     def _paths(self):
         dummy = tree_util.tree_unflatten(self.carry_tree, [0] * self.carry_tree.num_leaves)

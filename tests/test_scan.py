@@ -90,6 +90,12 @@ def weak_and_strong(xs):
     return scan(step, (0, 0.0, np.float32(1.0)), xs)
 
 
+def no_outputs(xs):
+    def step(c, x):
+        return c * x + 1.0, None
+    return scan(step, np.ones(2), xs)
+
+
 def nested(xs):
     def outer(c, row):
         def inner(d, x):
@@ -133,6 +139,11 @@ def test_weak_python_numbers_in_init():
     (i, s, f), ys = three_ways(weak_and_strong, np.arange(1.0, 5.0, dtype=np.float32))
     assert (np.asarray(i).dtype, s.dtype, f.dtype, ys.dtype) == (
         np.dtype(np.int64), np.dtype(np.float32), np.dtype(np.float32), np.dtype(np.float32))
+
+
+def test_no_stacked_outputs():
+    carry, ys = three_ways(no_outputs, RNG.normal(size=(3, 2)))
+    assert ys is None
 
 
 def test_zero_length():
@@ -251,6 +262,12 @@ def carry_shape_changes(x):
     return scan(step, x[0], x)
 
 
+def carry_structure_changes(x):
+    def step(c, v):
+        return [c[0], c[1]], v
+    return scan(step, (x[0], x[0]), x)
+
+
 def ragged_xs(a, b):
     return scan(lambda c, x: (c, x[0] + x[1]), 0.0, (a, b))
 
@@ -276,12 +293,15 @@ def bad_unroll(a):
      "carry input and carry output must have equal types"),
     (carry_shape_changes, (np.ones((4, 2)),), PSCShapeError,
      "carry input and carry output must have equal types"),
+    (carry_structure_changes, (np.ones((4, 2)),), PSCTypeError,
+     "carry input and carry output must have the same structure"),
     (ragged_xs, (np.ones(4), np.ones(3)), PSCValueError, "different leading axis sizes"),
     (wrong_length, (np.ones(4),), PSCValueError, "disagrees with leading axis sizes"),
     (no_length, (), PSCValueError, "`length` not provided"),
     (not_a_pair, (np.ones(4),), PSCTypeError, "must return a pair"),
     (bad_unroll, (np.ones(4),), PSCValueError, "unroll"),
-], ids=["carry_dtype", "carry_shape", "ragged_xs", "length", "no_length", "pair", "unroll"])
+], ids=["carry_dtype", "carry_shape", "carry_structure", "ragged_xs", "length", "no_length",
+        "pair", "unroll"])
 def test_errors_name_the_scan_line(fn, args, error, words):
     with pytest.raises(error) as info:
         jit_ps(fn)(*args)
