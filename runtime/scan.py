@@ -10,8 +10,9 @@ iteration, indexed by ``i``), and batching.
 
 The carry's types are loop-invariant, as in JAX: a weak carry (a Python number in
 ``init``) takes the type the body gives it (the body is built again with that type), a
-Python number the body returns takes the carry's dtype, and any other difference is a
-`PSCTypeError` (`PSCShapeError` for shapes) at the ``scan`` call.
+Python number the body returns takes the carry's dtype when it is of the same kind (a
+float for a float32 carry), and any other difference is a `PSCTypeError` (`PSCShapeError`
+for shapes) at the ``scan`` call.
 
 ``unroll`` is accepted (a bool or a positive int, as JAX checks) and ignored: in JAX it only
 decides how many steps one iteration of the compiled loop runs, never the results.
@@ -80,6 +81,14 @@ def _lifted(b, leaf) -> Value:
     if type(leaf) in (bool, int, float, complex):
         return b.constant(leaf)
     return b.constant(np.asarray(leaf))
+
+
+def _number_fits(number_dtype, dtype) -> bool:
+    """Does a Python number (or a value computed from Python numbers only) of
+    ``number_dtype`` fit a carry of ``dtype``?  When it is of the same kind, as in JAX,
+    where a Python float is a weak float32 for a float32 carry (and an int for a float
+    carry is an error)."""
+    return number_dtype.kind == dtype.kind
 
 
 def _kind(value) -> str:
@@ -168,8 +177,8 @@ class _Loop:
         """The body's carry leaf ``value`` as the loop carries it (of ``aval``), or the
         `LeafSpec` the carry must have instead (a weak carry leaf the body retypes)."""
         if not isinstance(value, Value):
-            if type(value) in _PYTHON_TYPES.values() and \
-                    np.can_cast(type(value), aval.dtype, "same_kind") and aval.shape == ():
+            if type(value) in _PYTHON_TYPES.values() and aval.shape == () and \
+                    _number_fits(np.asarray(value).dtype, aval.dtype):
                 return _as_aval(sub, sub.constant(np.asarray(value, aval.dtype)), aval)
             value = _lifted(sub, value)
         if value.shape != aval.shape:
@@ -182,8 +191,7 @@ class _Loop:
                 return LeafSpec(aval.shape, np.promote_types(aval.dtype, value.dtype), True)
             python_number = _PYTHON_TYPES[aval.dtype.kind](0)
             return LeafSpec(aval.shape, np.result_type(python_number, value.dtype), False)
-        if value.weak and np.can_cast(_PYTHON_TYPES[value.dtype.kind], aval.dtype,
-                                      "same_kind"):
+        if value.weak and _number_fits(value.dtype, aval.dtype):
             return _as_aval(sub, sub.convert(value, aval.dtype), aval)
         raise self._mismatch(sub, PSCTypeError, path, value, aval)
 

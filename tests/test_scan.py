@@ -146,6 +146,21 @@ def test_no_stacked_outputs():
     assert ys is None
 
 
+def literal_carry(xs):
+    def step(c, x):
+        return 2.0, c + x
+    return scan(step, np.float32(1.0), xs)
+
+
+def test_a_python_number_returned_takes_the_carry_dtype():
+    """A Python float for a float32 carry (JAX: a weak float32); Python itself keeps the
+    float, so only the values are compared with the reference for the carry."""
+    xs = np.arange(3.0, dtype=np.float32)
+    (carry, ys), (plain_carry, plain_ys) = jit_ps(literal_carry)(xs), literal_carry(xs)
+    assert carry.dtype == np.float32 and carry == plain_carry
+    assert_same(ys, plain_ys)
+
+
 def test_zero_length():
     carry, ys = three_ways(rnn, W, np.zeros((0, 3)), np.ones(3))
     assert ys.shape == (0,)
@@ -268,6 +283,10 @@ def carry_structure_changes(x):
     return scan(step, (x[0], x[0]), x)
 
 
+def int_for_float_carry(x):
+    return scan(lambda c, v: (1, v), x[0, 0], x)
+
+
 def ragged_xs(a, b):
     return scan(lambda c, x: (c, x[0] + x[1]), 0.0, (a, b))
 
@@ -293,6 +312,8 @@ def bad_unroll(a):
      "carry input and carry output must have equal types"),
     (carry_shape_changes, (np.ones((4, 2)),), PSCShapeError,
      "carry input and carry output must have equal types"),
+    (int_for_float_carry, (np.ones((4, 2)),), PSCTypeError,
+     "carry input and carry output must have equal types"),
     (carry_structure_changes, (np.ones((4, 2)),), PSCTypeError,
      "carry input and carry output must have the same structure"),
     (ragged_xs, (np.ones(4), np.ones(3)), PSCValueError, "different leading axis sizes"),
@@ -300,8 +321,8 @@ def bad_unroll(a):
     (no_length, (), PSCValueError, "`length` not provided"),
     (not_a_pair, (np.ones(4),), PSCTypeError, "must return a pair"),
     (bad_unroll, (np.ones(4),), PSCValueError, "unroll"),
-], ids=["carry_dtype", "carry_shape", "carry_structure", "ragged_xs", "length", "no_length",
-        "pair", "unroll"])
+], ids=["carry_dtype", "carry_shape", "int_for_float", "carry_structure", "ragged_xs",
+        "length", "no_length", "pair", "unroll"])
 def test_errors_name_the_scan_line(fn, args, error, words):
     with pytest.raises(error) as info:
         jit_ps(fn)(*args)
