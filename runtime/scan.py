@@ -26,7 +26,7 @@ from . import reference, sourcemap
 from .autodiff.tangents import zeros
 from .calls import transpiled
 from .context import current_builder, has_builder
-from .errors import PSCShapeError, PSCTypeError
+from .errors import PSCShapeError, PSCTracedValueError, PSCTypeError
 from .ir import Value
 from .primitives.support import read_row, write_row
 from .signature import LeafSpec
@@ -55,6 +55,10 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
     b = current_builder()
     x_leaves, x_tree = tree_util.tree_flatten(xs)
     reference.check_scan_unroll(unroll, b.location)
+    if isinstance(length, Value):
+        raise b.error(PSCTracedValueError, "scan's length must be static: the number of "
+                      "steps is fixed when the program is built",
+                      "pass it as a static argument (static_argnames), or scan over xs")
     n = reference.scan_length([np.shape(leaf) for leaf in x_leaves], length, b.location)
     x_leaves = [_lifted(b, leaf) for leaf in x_leaves]
     carry_leaves, carry_tree = tree_util.tree_flatten(init)

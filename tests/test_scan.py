@@ -13,7 +13,8 @@ import pytest
 
 from ad_corpus.oracles import as_jax, close_tree, jax_x64  # noqa: F401
 from conftest import assert_same
-from runtime import PSCShapeError, PSCTypeError, PSCValueError, reference
+from runtime import (PSCShapeError, PSCTracedValueError, PSCTypeError, PSCValueError,
+                     reference)
 from runtime.context import building
 from tests.test_batching_rules import check_batching
 from transpiler import grad, jit_ps, jvp, lax, scan
@@ -161,10 +162,18 @@ def test_a_python_number_returned_takes_the_carry_dtype():
     assert_same(ys, plain_ys)
 
 
+def square_loss(w, xs, h0):
+    h, ys = rnn(w, xs, h0)
+    return np.sum(h * h) + np.sum(ys)
+
+
 def test_zero_length():
     carry, ys = three_ways(rnn, W, np.zeros((0, 3)), np.ones(3))
     assert ys.shape == (0,)
     three_ways(pytrees, (np.zeros((0, 3)), np.zeros((0, 2))), 0.5)
+    args = (W, np.zeros((0, 3)), np.full(3, 0.2))
+    close_tree(grad(square_loss, argnums=(0, 2))(*args),
+               jax.grad(jax_twin(square_loss), argnums=(0, 2))(*args))
 
 
 def test_nested_scans():
@@ -299,6 +308,10 @@ def no_length():
     return scan(lambda c, x: (c + 1.0, c), 0.0, None)
 
 
+def traced_length(n):
+    return scan(lambda c, _: (c + 1.0, c), 0.0, None, length=n)
+
+
 def not_a_pair(a):
     return scan(lambda c, x: c + x, 0.0, a)
 
@@ -319,10 +332,11 @@ def bad_unroll(a):
     (ragged_xs, (np.ones(4), np.ones(3)), PSCValueError, "different leading axis sizes"),
     (wrong_length, (np.ones(4),), PSCValueError, "disagrees with leading axis sizes"),
     (no_length, (), PSCValueError, "`length` not provided"),
+    (traced_length, (3,), PSCTracedValueError, "length must be static"),
     (not_a_pair, (np.ones(4),), PSCTypeError, "must return a pair"),
     (bad_unroll, (np.ones(4),), PSCValueError, "unroll"),
 ], ids=["carry_dtype", "carry_shape", "int_for_float", "carry_structure", "ragged_xs",
-        "length", "no_length", "pair", "unroll"])
+        "length", "no_length", "traced_length", "pair", "unroll"])
 def test_errors_name_the_scan_line(fn, args, error, words):
     with pytest.raises(error) as info:
         jit_ps(fn)(*args)
