@@ -17,7 +17,7 @@ from runtime import (PSCShapeError, PSCTracedValueError, PSCTypeError, PSCValueE
                      reference)
 from runtime.context import building
 from tests.test_batching_rules import check_batching
-from transpiler import grad, jit_ps, jvp, lax, scan
+from transpiler import grad, hessian, jit_ps, jvp, lax, scan
 
 RNG = np.random.default_rng(0)
 W = RNG.normal(size=(3, 3)) * 0.5
@@ -204,6 +204,21 @@ def traced_branch(xs):
     return scan(branching_step, np.zeros(3), xs)
 
 
+@jit_ps
+def compiled_step(c, x):
+    return c * 0.9 + x, np.sum(c)
+
+
+def scan_of_a_jit_ps_function(xs):
+    return scan(compiled_step, np.zeros(3), xs)
+
+
+def test_the_body_may_be_a_jit_ps_function():
+    xs = RNG.normal(size=(4, 3))
+    assert_same(jit_ps(scan_of_a_jit_ps_function)(xs), scan_of_a_jit_ps_function(xs),
+                rtol=1e-12)
+
+
 def test_traced_if_in_the_body():
     xs = RNG.uniform(0.0, 1.0, size=(8, 3))
     compiled = jit_ps(traced_branch)(xs)
@@ -247,6 +262,12 @@ def test_grad_inside_jit_ps_of_nested_scans():
     xs = RNG.normal(size=(3, 4))
     ours = jit_ps(lambda v: grad(loss)(v))(xs)
     close_tree(ours, jax.grad(jax_twin(loss))(xs))
+
+
+def test_hessian_through_scan():
+    h0 = np.full(3, 0.2)
+    close_tree(hessian(rnn_loss, argnums=2)(W, XS, h0),
+               jax.hessian(jax_twin(rnn_loss), argnums=2)(W, XS, h0))
 
 
 def test_jvp_through_scan():
