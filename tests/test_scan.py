@@ -190,8 +190,7 @@ def test_unroll_does_not_change_results(unroll):
 LIMIT = 1.5
 
 
-# (at module level: a traced `if` in a function nested in a jit_ps function loses the
-# variables it assigns, a front-end bug not scan's; `scan` transpiles this one itself)
+# at module level: `scan` transpiles it itself
 def branching_step(c, x):
     if np.sum(c) > LIMIT:
         c = c * 0.5 - x
@@ -219,10 +218,33 @@ def test_the_body_may_be_a_jit_ps_function():
                 rtol=1e-12)
 
 
+def nested_branch(xs, limit):
+    def step(c, x):   # nested: transpiled with the jit_ps function (its own liveness)
+        if np.sum(c) > limit:
+            c = c * 0.5 - x
+        else:
+            c = c + x
+        return c, np.max(c)
+    return scan(step, np.zeros(3), xs)
+
+
+def nested_loops(x, n):
+    def step(c, v):
+        for i in range(n):
+            c = c * 0.5 + v
+        while np.sum(c) < 10.0:
+            c = c * 2.0 + 1.0
+        return c, c[0]
+    return scan(step, x[0], x)
+
+
 def test_traced_if_in_the_body():
     xs = RNG.uniform(0.0, 1.0, size=(8, 3))
     compiled = jit_ps(traced_branch)(xs)
     assert_same(compiled, traced_branch(xs), rtol=1e-12)
+    assert_same(jit_ps(nested_branch)(xs, LIMIT), compiled, rtol=1e-12)
+    x = RNG.uniform(0.0, 1.0, size=(4, 3))
+    assert_same(jit_ps(nested_loops)(x, 2), nested_loops(x, 2), rtol=1e-12)
 
     def jax_step(c, x):   # the same program in JAX: the branch as a select
         c = jax.numpy.where(jax.numpy.sum(c) > LIMIT, c * 0.5 - x, c + x)
