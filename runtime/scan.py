@@ -8,6 +8,10 @@ are captured and read one row per step by ``dynamic_slice`` (row ``length - 1 - 
 count is static and ``i`` steps by one, so the saving loop stores the body's residuals per
 iteration, indexed by ``i``), and batching.
 
+Each build is speculative (as `runtime.control_flow`'s loops are): the first learns the
+types of ``y`` (they size the stacked buffers) and is dropped, so the body is built twice,
+once more per weak carry type that settles.
+
 The carry's types are loop-invariant, as in JAX: a weak carry (a Python number in
 ``init``) takes the type the body gives it (the body is built again with that type), a
 Python number the body returns takes the carry's dtype when it is of the same kind (a
