@@ -134,6 +134,8 @@ __all__ = ["while_loop", "cond", "fori_loop", "switch", "static_range"]
 
 
 # --- issue 15: windowed reductions and reducers ---
+from .windowed import add, max, min, mul, padtype_to_pads, reduce_window  # noqa: E402,A004
+__all__ += ["reduce_window", "add", "max", "min", "mul", "padtype_to_pads"]
 
 
 # --- issue 15: structural primitives ---
