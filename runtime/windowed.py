@@ -11,6 +11,8 @@ traced into the reducer region of ``reduce_window_region``.
 """
 from __future__ import annotations
 
+import builtins   # this module's `max` and `min` are jax.lax's
+
 import numpy as np
 from jax import tree_util
 
@@ -101,14 +103,10 @@ def padtype_to_pads(in_shape, window_shape, window_strides, padding):
     pads = []
     for size, window, stride in zip(in_shape, window_shape, window_strides):
         out = -(-size // stride)
-        total = builtins_max((out - 1) * stride + window - size, 0)
+        total = builtins.max((out - 1) * stride + window - size, 0)
         pads.append((total // 2, total - total // 2) if mode == "SAME" else
                     (total - total // 2, total // 2))
     return pads
-
-
-def builtins_max(a, b):
-    return a if a >= b else b
 
 
 def _window(shape, window_dimensions, window_strides, padding, base_dilation,
