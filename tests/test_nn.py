@@ -52,7 +52,7 @@ def test_gelu_exact_elu_alpha_and_float32():
         assert_close(getattr(nn, name)(x32), getattr(jax.nn, name)(x32), tol=1e-6)
 
 
-@pytest.mark.parametrize("axis", [-1, 0, (0, 1)])
+@pytest.mark.parametrize("axis", [-1, (0, 1)])
 def test_softmax_and_log_softmax_match_jax(axis):
     w = RNG.normal(size=X.shape)
     for name in ("softmax", "log_softmax"):

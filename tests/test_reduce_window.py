@@ -130,9 +130,10 @@ def test_padtype_to_pads_matches_jax():
 
 # --- derivatives ------------------------------------------------------------------------
 
-@pytest.mark.parametrize("window", WINDOWS[:4], ids=lambda w: str(w[2]) + str(w[3:]))
-@pytest.mark.parametrize("computation,init", [(lax.add, 0.0), (lax.max, -np.inf),
-                                              (lax.min, np.inf)], ids=["add", "max", "min"])
+@pytest.mark.parametrize("computation,init,window", [
+    (lax.add, 0.0, WINDOWS[0]), (lax.add, 0.0, WINDOWS[3]), (lax.max, -np.inf, WINDOWS[1]),
+    (lax.max, -np.inf, WINDOWS[3]), (lax.min, np.inf, WINDOWS[2])],
+    ids=["add-valid", "add-dilated", "max-same", "max-dilated", "min-same-lower"])
 def test_jvp_and_vjp_match_jax(computation, init, window):
     def ours(x):
         return lax.reduce_window(x, init, computation, *window)
