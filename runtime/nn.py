@@ -223,8 +223,8 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=Non
         a = np.where(where, a, np.zeros((), a.dtype))
     if b is not None:
         b = _array(b)
-        dtype = _np.result_type(a.dtype, b.dtype, _np.float64 if b.dtype.kind in "biu" else
-                                b.dtype)
+        # jax's promote_args_inexact: an integer or bool weight takes the float's dtype
+        dtype = _np.result_type(a.dtype, b.dtype) if b.dtype.kind in "fc" else a.dtype
         a, b = a.astype(dtype), b.astype(dtype)
         a = np.where(b != 0, a, -_np.inf)
     axes = _axes(a, axis)
