@@ -228,3 +228,21 @@ def test_a_reducer_reading_a_traced_value_is_refused():
         return lax.reduce_window(x, 0.0, scaled, (2, 2))
     with pytest.raises(PSCValueError, match="reads a traced value"):
         leaky(X, 2.0)
+
+
+def test_ties_choose_the_element_jax_chooses():
+    """A max pool after a relu sees many equal elements: the tangent and the cotangent go
+    to the same element of each window as in jax (the first in window order)."""
+    x = np.zeros((4, 5))
+    x[1, 1] = 1.0
+    window = ((3, 3), (2, 2), "SAME")
+
+    def ours(v):
+        return lax.reduce_window(v, -np.inf, lax.max, *window)
+
+    def theirs(v):
+        return jlax.reduce_window(v, -np.inf, jlax.max, *window)
+    assert_close(transpiler.jvp(ours, (x,), (T[:4, :5],))[1],
+                 jax.jvp(theirs, (x,), (T[:4, :5],))[1])
+    assert_close(transpiler.grad(lambda v: ours(v).sum())(x),
+                 jax.grad(lambda v: theirs(v).sum())(x))
