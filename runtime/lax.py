@@ -131,6 +131,11 @@ __all__ = ["while_loop", "cond", "fori_loop", "switch", "static_range"]
 
 
 # --- issue 15: convolutions ---
+from .lax_convolution import (ConvDimensionNumbers, conv, conv_dimension_numbers,  # noqa: E402
+                              conv_general_dilated, conv_transpose,
+                              conv_with_general_padding)
+__all__ += ["conv_general_dilated", "conv", "conv_with_general_padding", "conv_transpose",
+            "conv_dimension_numbers", "ConvDimensionNumbers"]
 
 
 # --- issue 15: windowed reductions and reducers ---

@@ -14,13 +14,14 @@ module                primitives
 ``guards``            ``check`` (run-time checks, `runtime.checks`)
 ``callbacks``         ``debug_callback`` (host callbacks: `runtime.debugging`)
 ``linalg``            ``solve``, ``cholesky``, ``lu`` (jaxlib's LAPACK kernels on CPU)
+``convolution``       ``conv_general_dilated``
 ====================  ==========================================================
 
 Each module declares, for each of its primitives, the operand check and result type, the
 StableHLO lowering, the JVP, the VJP and the batching rule, side by side.
 """
-from . import (callbacks, contractions, control_flow, elementwise, guards, indexing, linalg,
-               reductions, shapes)
+from . import (callbacks, contractions, control_flow, convolution, elementwise, guards,
+               indexing, linalg, reductions, shapes)
 
-__all__ = ["callbacks", "contractions", "control_flow", "elementwise", "guards", "indexing",
-           "linalg", "reductions", "shapes"]
+__all__ = ["callbacks", "contractions", "control_flow", "convolution", "elementwise", "guards",
+           "indexing", "linalg", "reductions", "shapes"]
