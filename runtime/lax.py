@@ -142,3 +142,8 @@ __all__ += ["conv_general_dilated", "conv", "conv_with_general_padding", "conv_t
 
 
 # --- issue 15: structural primitives ---
+from .lax_structural import (broadcast_in_dim, broadcasted_iota, dot_general,  # noqa: E402
+                             dynamic_slice, dynamic_update_slice, iota, pad,
+                             reduce_precision, select, sort)
+__all__ += ["dot_general", "dynamic_slice", "dynamic_update_slice", "pad", "select",
+            "broadcast_in_dim", "reduce_precision", "iota", "broadcasted_iota", "sort"]

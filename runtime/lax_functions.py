@@ -48,11 +48,10 @@ def lax_function(*array_params: str):
             arrays = [bound.arguments[name] for name in array_params]
             options = {k: v for k, v in bound.arguments.items() if k not in array_params}
             if has_builder():
-                b = current_builder()
-                return _located(b, impl, [_lift(b, a) for a in arrays], options)
+                return _located(current_builder(), impl, arrays, options)
             key = (f"lax.{impl.__name__}", fn, hashable(options))
             return _staged(key, lambda *values: _located(current_builder(), impl,
-                                                         list(values), options), *arrays)
+                                                         values, options), *arrays)
         del fn.__wrapped__   # the signature is jax.lax's, without the builder
         fn.__signature__ = public
         return _primitive(fn)
@@ -61,6 +60,6 @@ def lax_function(*array_params: str):
 
 def _located(b, impl, arrays, options):
     try:
-        return impl(b, *arrays, **options)
+        return impl(b, *[_lift(b, a) for a in arrays], **options)
     except PSCError as err:
         raise err.with_location(b.location) from None

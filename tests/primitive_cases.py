@@ -305,3 +305,5 @@ case("conv_feature_groups", uniform((2, 4, 5)), uniform((6, 2, 2)),
 case("conv_batch_groups", uniform((4, 3, 5)), uniform((6, 3, 2)),
      primitives=("conv_general_dilated",))(
     lambda b, x, w: _conv(b, x, w, window_strides=(2,), batch_group_count=2))
+case("reduce_precision", uniform((2, 3)), primitives=("reduce_precision",))(
+    lambda b, x: b.emit("reduce_precision", [x], exponent_bits=5, mantissa_bits=10)[0])
