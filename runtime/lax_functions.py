@@ -25,8 +25,10 @@ def _primitive(fn):
 
 def hashable(value):
     """``value`` with lists made tuples (and arrays their bytes), for a cache key."""
-    if isinstance(value, (list, tuple)):
+    if type(value) in (list, tuple):
         return tuple(hashable(v) for v in value)
+    if isinstance(value, tuple):   # a named tuple: its type is part of its meaning
+        return (type(value),) + tuple(hashable(v) for v in value)
     if isinstance(value, dict):
         return tuple(sorted((k, hashable(v)) for k, v in value.items()))
     if isinstance(value, np.ndarray):

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
-from ..autodiff.tangents import is_float
+from ..autodiff.tangents import is_float, zeros
 from ..autodiff.trace import replay
 from ..errors import PSCShapeError, PSCTypeError, PSCValueError
 from ..lowering import i64, i64_array
@@ -261,8 +261,10 @@ def _batch_conv(b, op, operands, dims):
     lhs_spec, rhs_spec, out_spec = a["lhs_spec"], a["rhs_spec"], a["out_spec"]
     groups, batch_groups = a["feature_group_count"], a["batch_group_count"]
     attrs = dict(a)
+    lanes = x.shape[xd] if xd is not None else w.shape[wd]
+    if lanes == 0:   # no lane to fold into another dimension: an empty result
+        return [zeros(b, (0,) + op.results[0].shape, x.dtype)], [0]
     if xd is not None and wd is not None:
-        lanes = x.shape[xd]
         if batch_groups > 1:   # lanes become more batch groups (lane-major in the batch)
             x = merge_axis(b, x, xd, lhs_spec[0])
             attrs["batch_group_count"] = batch_groups * lanes
@@ -273,7 +275,6 @@ def _batch_conv(b, op, operands, dims):
         out = conv_general_dilated(b, x, w, **attrs)
         return [split_axis(b, out, out_spec[1], lanes)], [out_spec[1]]
     if xd is not None:
-        lanes = x.shape[xd]
         if batch_groups == 1:   # lanes are more images
             out = conv_general_dilated(b, merge_axis(b, x, xd, lhs_spec[0]), w, **attrs)
         else:                   # lanes go inside each batch group: group-major stays
@@ -283,7 +284,6 @@ def _batch_conv(b, op, operands, dims):
             x = merge_axis(b, x, batch, batch)
             out = conv_general_dilated(b, x, w, **attrs)
         return [split_axis(b, out, out_spec[0], lanes)], [out_spec[0]]
-    lanes = w.shape[wd]
     if groups == 1 and batch_groups == 1:   # lanes are more output features
         out = conv_general_dilated(b, x, merge_axis(b, w, wd, rhs_spec[0]), **attrs)
         return [split_axis(b, out, out_spec[1], lanes)], [out_spec[1]]
