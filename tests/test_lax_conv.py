@@ -71,6 +71,8 @@ def test_conv_dimension_numbers_object_and_wrappers():
     _same(lax.conv(x, w, (2, 1), "VALID"), jlax.conv(x, w, (2, 1), "VALID"))
     _same(lax.conv_with_general_padding(x, w, (1, 2), [(1, 1), (0, 1)], (2, 1), (1, 2)),
           jlax.conv_with_general_padding(x, w, (1, 2), [(1, 1), (0, 1)], (2, 1), (1, 2)))
+    xi, wi = (np.round(3 * a).astype(np.int32) for a in (x, w))
+    _same(lax.conv(xi, wi, (1, 1), "SAME"), jlax.conv(xi, wi, (1, 1), "SAME"))
     _same(lax.conv(x.astype(np.float32), w.astype(np.float32), (1, 1), "SAME",
                    preferred_element_type=np.float64),
           jlax.conv(x.astype(np.float32), w.astype(np.float32), (1, 1), "SAME",
