@@ -135,6 +135,11 @@ __all__ += ["scan"]
 
 
 # --- issue 15: convolutions ---
+from .lax_convolution import (ConvDimensionNumbers, conv, conv_dimension_numbers,  # noqa: E402
+                              conv_general_dilated, conv_transpose,
+                              conv_with_general_padding)
+__all__ += ["conv_general_dilated", "conv", "conv_with_general_padding", "conv_transpose",
+            "conv_dimension_numbers", "ConvDimensionNumbers"]
 
 
 # --- issue 15: windowed reductions and reducers ---
@@ -144,3 +149,8 @@ __all__ += ["reduce_window", "add", "max", "min", "mul", "padtype_to_pads"]
 
 
 # --- issue 15: structural primitives ---
+from .lax_structural import (broadcast_in_dim, broadcasted_iota, dot_general,  # noqa: E402
+                             dynamic_slice, dynamic_update_slice, iota, pad,
+                             reduce_precision, select, sort)
+__all__ += ["dot_general", "dynamic_slice", "dynamic_update_slice", "pad", "select",
+            "broadcast_in_dim", "reduce_precision", "iota", "broadcasted_iota", "sort"]

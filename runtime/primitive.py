@@ -3,7 +3,7 @@
 A primitive of the graph IR (``add``, ``gather``, ``while``...) is known by the rules
 attached to it.  Each family module in `runtime.primitives` (``elementwise``, ``shapes``,
 ``reductions``, ``contractions``, ``indexing``, ``control_flow``, ``guards``,
-``callbacks``) declares, side by side for each primitive it owns:
+``callbacks``, ``convolution``...) declares, side by side for each primitive it owns:
 
 =============  ===========================================  ==============================
 rule           signature                                    used by

@@ -318,3 +318,30 @@ def _reduce_window_region(b, x, y):
     inits = [b.constant(np.zeros((), F64)), b.constant(np.asarray(-np.inf))]
     return windows.reduce_window_region(b, [x, y], inits, region, (2, 2), (1, 1),
                                         ((0, 0), (1, 0)))
+
+# --- issue 15: convolutions ------------------------------------------------------------------
+
+
+def _conv(b, x, w, **options):
+    from runtime.primitives.convolution import conv_general_dilated
+    spatial = x.ndim - 2
+    attrs = dict(window_strides=(1,) * spatial, padding=((0, 0),) * spatial,
+                 lhs_dilation=(1,) * spatial, rhs_dilation=(1,) * spatial,
+                 lhs_spec=range(x.ndim), rhs_spec=range(x.ndim), out_spec=range(x.ndim))
+    return conv_general_dilated(b, x, w, **{**attrs, **options})
+
+
+case("conv_strided_dilated_nhwc", uniform((2, 5, 4, 3)), uniform((2, 2, 3, 4)),
+     primitives=("conv_general_dilated",))(
+    lambda b, x, w: _conv(b, x, w, window_strides=(2, 1), padding=((1, 0), (0, 2)),
+                          lhs_dilation=(1, 2), rhs_dilation=(2, 1), lhs_spec=(0, 3, 1, 2),
+                          rhs_spec=(3, 2, 0, 1), out_spec=(0, 3, 1, 2)))
+case("conv_feature_groups", uniform((2, 4, 5)), uniform((6, 2, 2)),
+     primitives=("conv_general_dilated",))(
+    lambda b, x, w: _conv(b, x, w, padding=((1, 1),), feature_group_count=2))
+case("conv_batch_groups", uniform((4, 3, 5)), uniform((6, 3, 2)),
+     primitives=("conv_general_dilated",))(
+    lambda b, x, w: _conv(b, x, w, window_strides=(2,), batch_group_count=2))
+# 45 mantissa bits: a real rounding, yet fine enough for the central differences
+case("reduce_precision", uniform((2, 3)), primitives=("reduce_precision",))(
+    lambda b, x: b.emit("reduce_precision", [x], exponent_bits=11, mantissa_bits=45)[0])

@@ -14,6 +14,7 @@ module                primitives
 ``guards``            ``check`` (run-time checks, `runtime.checks`)
 ``callbacks``         ``debug_callback`` (host callbacks: `runtime.debugging`)
 ``linalg``            ``solve``, ``cholesky``, ``lu`` (jaxlib's LAPACK kernels on CPU)
+``convolution``       ``conv_general_dilated``
 ``windows``           ``reduce_window``, ``reduce_window_region``,
                       ``select_and_gather_add``, ``select_and_scatter_add``
 ====================  ==========================================================
@@ -21,10 +22,8 @@ module                primitives
 Each module declares, for each of its primitives, the operand check and result type, the
 StableHLO lowering, the JVP, the VJP and the batching rule, side by side.
 """
-from . import (callbacks, contractions, control_flow, elementwise, guards, indexing, linalg,
-               reductions, shapes)
-from . import windows   # issue 15: windowed reductions
+from . import (callbacks, contractions, control_flow, convolution, elementwise, guards,
+               indexing, linalg, reductions, shapes, windows)
 
-__all__ = ["callbacks", "contractions", "control_flow", "elementwise", "guards", "indexing",
-           "linalg", "reductions", "shapes",
-           "windows"]
+__all__ = ["callbacks", "contractions", "control_flow", "convolution", "elementwise", "guards",
+           "indexing", "linalg", "reductions", "shapes", "windows"]

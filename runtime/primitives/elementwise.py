@@ -276,3 +276,27 @@ batching_rule("convert")(lambda b, op, operands, dims: batch_elementwise(b, op, 
 
 # Every element-wise primitive must be declared above.
 assert all(primitive(name).check for name, _ in BUILDER_METHODS.values())
+
+# --- issue 15: reduce_precision ---------------------------------------------------------------
+# Rounding to a float format of ``exponent_bits`` and ``mantissa_bits`` (round to nearest
+# even, overflow to inf), kept in the operand's dtype.  As in JAX, its derivative is the
+# rounding applied to the tangent (and to the cotangent): the op counts as linear.
+
+
+@checks("reduce_precision")
+def _check_reduce_precision(operands, attrs):
+    (x,) = operands
+    check_kind("reduce_precision", x, FLOAT)
+    require(attrs["exponent_bits"] >= 1 and attrs["mantissa_bits"] >= 0, PSCValueError,
+            f"reduce_precision needs exponent_bits >= 1 and mantissa_bits >= 0, got "
+            f"{attrs['exponent_bits']} and {attrs['mantissa_bits']}")
+    return [(x.shape, x.dtype)]
+
+
+lowers("reduce_precision")(lambda p, op: p.generic(
+    op, "reduce_precision", f"exponent_bits = {op.attrs['exponent_bits']} : i32, "
+                            f"mantissa_bits = {op.attrs['mantissa_bits']} : i32"))
+linear_jvp("reduce_precision")
+vjp_rule("reduce_precision")(
+    lambda b, op, primals, results, cts: [replay(b, op, [cts[0]])[0]])
+batching_rule("reduce_precision")(batch_elementwise)
