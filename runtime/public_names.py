@@ -18,6 +18,7 @@ CONTROL_FLOW = frozenset({"while_loop", "cond", "fori_loop", "switch", STATIC_RA
 # `runtime.autodiff`: the transforms.
 TRANSFORMS = frozenset({"grad", "value_and_grad", "jvp", "vjp", "jacfwd", "jacrev",
                         "hessian"})
+TRANSFORMS |= {"vmap"}   # issue 12: vmap (`runtime.vmap`)
 
 # `runtime.debugging`: printing from compiled code.
 CALLBACKS = frozenset({"debug_print"})
