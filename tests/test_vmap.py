@@ -376,3 +376,47 @@ def test_autodiff_corpus_under_vmap(case):
         return tuple(a * (1 + 0.05 * k) if a.dtype.kind == "f" else a + k % 2 for a in case.args)
     stacked = _stack_lanes([lane_args(k) for k in range(LANES)])
     _compare_lanes(case.fn, stacked, 1e-10, 1e-12)
+
+
+@jit_ps
+def jitted_branchy(x, y):
+    return branchy(x, y)
+
+
+@jit_ps
+def vmap_in_a_staged_loop(x, n):
+    acc = np.zeros_like(x)
+    for i in range(n):                    # a traced bound: a staged loop around the vmap
+        acc = acc + vmap(halve_until_small)(x * (i + 1))[0]
+    return acc
+
+
+def test_vmap_of_a_jit_ps_function_and_inside_a_staged_loop():
+    assert_same(vmap(jitted_branchy, in_axes=(0, None))(X, X[0]),
+                loop(branchy, (X, X[0]), (0, None)))
+    x = np.array([[0.5, -0.2], [4.0, 3.0], [40.0, -1.0]])
+    expected = sum(loop(halve_until_small, (x * (i + 1),), (0,))[0] for i in range(3))
+    assert_same(vmap_in_a_staged_loop(x, 3), expected)
+
+
+def test_errors_from_plain_python_name_the_call_line():
+    import inspect
+    with pytest.raises(PSCValueError) as info:
+        vmap(branchy)(X, Y)   # the call
+    line = inspect.currentframe().f_lineno - 1
+    assert info.value.location is not None and info.value.location.line == line, \
+        info.value.location
+
+
+def test_axis_name_is_recorded_while_tracing():
+    from runtime.vmap import active_axis_names
+    from transpiler import pure
+    seen = []
+    note = pure(lambda: seen.append(active_axis_names()))   # runs while the program builds
+
+    def record(a):
+        note()
+        return a * 2.0
+    outer = vmap(vmap(record, axis_name="j"), axis_name="i")
+    assert_same(outer(np.ones((2, 3))), np.full((2, 3), 2.0))
+    assert seen[-1] == ("i", "j") and active_axis_names() == ()
