@@ -103,20 +103,16 @@ def _is_axis(spec) -> bool:
 
 
 def _check_spec_leaves(spec, what) -> None:
-    """Every leaf of an axes specification is an int or None (JAX's TypeError)."""
-    if _is_axis(spec):
-        return
-    if isinstance(spec, (tuple, list)):
-        for entry in spec:
-            _check_spec_leaves(entry, what)
-        return
-    if isinstance(spec, dict):
-        for entry in spec.values():
-            _check_spec_leaves(entry, what)
-        return
-    raise _error(PSCTypeError, f"vmap {what} must be an int, None, or a tuple of entries "
-                 f"corresponding to the positional arguments passed to the function, but "
-                 f"got {spec!r}")
+    """JAX's TypeErrors: ``in_axes`` is an int, None or a tuple at the top; every leaf of
+    an axes specification is an int or None."""
+    if what == "in_axes" and not (_is_axis(spec) or isinstance(spec, tuple)):
+        raise _error(PSCTypeError, "vmap in_axes must be an int, None, or a tuple of entries "
+                     "corresponding to the positional arguments passed to the function, "
+                     f"but got {spec!r}.")
+    leaves = tree_util.tree_leaves(spec, is_leaf=lambda x: x is None)
+    if not all(_is_axis(leaf) for leaf in leaves):
+        raise _error(PSCTypeError, f"vmap {what} must be an int, None, or (nested) "
+                     f"container with those types as leaves, but got {spec!r}.")
 
 
 def _spec_key(spec):

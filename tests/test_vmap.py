@@ -169,8 +169,8 @@ def test_compiled_once_per_signature():
     for _ in range(3):
         f(X)
     f(Y)
-    staged = [s for k, s in __import__("runtime.autodiff.api", fromlist=["x"])
-              ._staged_cache.items() if k[0] == "vmap" and k[1] is f.__wrapped__]
+    from runtime.autodiff.api import _staged_cache
+    staged = [s for k, s in _staged_cache.items() if k[0] == "vmap" and k[1] is f.__wrapped__]
     assert len(staged) == 1 and staged[0].cache_info().misses == 2
 
 
@@ -219,6 +219,8 @@ def test_vmap_of_vmap_and_inside_jit():
     got = vmap(vmap(cube_sum, in_axes=1), in_axes=2, out_axes=1)(x)   # [j, k]: lane k outer, j inner
     assert_same(got, np.sum(x ** 3, axis=0))
     assert_same(vmap_in_jit(Y, X[0, :4]), loop(branchy, (Y, X[0, :4]), (1, None), 1))
+    nested = jit_ps(vmap(vmap(branchy, in_axes=(0, None)), in_axes=(0, None)))
+    assert_same(nested(x, X[0]), expected)
 
 
 def test_jvp_and_vjp_inside_vmap():
@@ -275,6 +277,12 @@ def test_in_axes_tree_must_match_the_arguments():
         vmap(lambda a: (a, a), out_axes=(0, 0, 0))(X)
     with pytest.raises(PSCTypeError, match="got 1.0"):
         vmap(cube_sum, in_axes=1.0)
+    with pytest.raises(PSCTypeError, match="a tuple of entries"):
+        vmap(cube_sum, in_axes={"x": 0})
+    with pytest.raises(PSCTypeError, match="leaves, but got"):
+        vmap(cube_sum, in_axes=((0, "a"),))
+    with pytest.raises(PSCTypeError, match="out_axes must be"):
+        vmap(cube_sum, out_axes=[0.5])
 
 
 def test_mapped_output_with_out_axes_none_and_unsupported_options():
