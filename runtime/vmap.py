@@ -19,6 +19,7 @@ pytree prefix of the output, None requiring an output that does not vary across 
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import threading
@@ -82,12 +83,13 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
     return vmapped
 
 
+@dataclasses.dataclass(frozen=True)
 class _Spec:
     """A vmap's options, once checked."""
-
-    def __init__(self, in_axes, out_axes, axis_name, axis_size):
-        self.in_axes, self.out_axes = in_axes, out_axes
-        self.axis_name, self.axis_size = axis_name, axis_size
+    in_axes: object
+    out_axes: object
+    axis_name: object
+    axis_size: int | None
 
 
 def _error(cls, message, hint=None):
