@@ -216,7 +216,8 @@ def test_vmap_of_vmap_and_inside_jit():
     got = vmap(vmap(branchy, in_axes=(0, None)), in_axes=(0, None))(x, X[0])
     expected = np.stack([loop(branchy, (xi, X[0]), (0, None)) for xi in x])
     assert_same(got, expected)
-    got = vmap(vmap(cube_sum, in_axes=1), in_axes=2, out_axes=1)(x)   # [j, k]: lane k outer, j inner
+    # [j, k]: inner lane j (axis 1), outer lane k (axis 2)
+    got = vmap(vmap(cube_sum, in_axes=1), in_axes=2, out_axes=1)(x)
     assert_same(got, np.sum(x ** 3, axis=0))
     assert_same(vmap_in_jit(Y, X[0, :4]), loop(branchy, (Y, X[0, :4]), (1, None), 1))
     nested = jit_ps(vmap(vmap(branchy, in_axes=(0, None)), in_axes=(0, None)))
@@ -229,13 +230,13 @@ def test_jvp_and_vjp_inside_vmap():
 
 
 def test_hessian_vector_products_per_lane():
-    # vmap of grad of grad-dot-v: per-lane Hessian-vector products of cube_sum
+    # per-lane Hessian-vector products of cube_sum: forward over reverse, then vmap
     hvp = lambda x, v: jvp(grad(cube_sum), (x,), (v,))[1]   # noqa: E731
     got = vmap(hvp)(X, Y.T.copy())
     assert_same(got, 6 * X * Y.T)
 
 
-# --- errors ----------------------------------------------------------------------------------------
+# --- errors ---------------------------------------------------------------------------------
 
 def test_inconsistent_sizes_list_each_argument():
     with pytest.raises(PSCValueError) as info:
