@@ -353,7 +353,24 @@ def _cf_lanes(c):
         static = tuple((n, a) for n, a in zip(names, args) if n in c.static)
         groups.setdefault(_signature(traced, static), []).append((traced, dict(static)))
     group = max(groups.values(), key=len)
+    if len(group) == 1:   # inputs of one signature each: vary the one input's values
+        traced, static = group[0]
+        return [(tree_util.tree_map(functools.partial(_varied, k=k), traced), static)
+                for k in range(LANES)]
     return [group[k % len(group)] for k in range(LANES)]
+
+
+def _varied(a, k):
+    """Lane ``k``'s version of an input leaf: scaled floats, shifted ints, flipped bools
+    (lane 0 is the input itself)."""
+    a = np.asarray(a)
+    if k == 0:
+        return a
+    if a.dtype.kind == "b":
+        return ~a if k == 1 else a
+    if a.dtype.kind in "iu":
+        return (a + k).astype(a.dtype)
+    return (a * (0.25 if k == 1 else 3.0)).astype(a.dtype)
 
 
 def _compare_lanes(fn, stacked, rtol, atol):
