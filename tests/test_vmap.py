@@ -446,3 +446,14 @@ def test_axis_name_is_recorded_while_tracing():
     outer = vmap(vmap(record, axis_name="j"), axis_name="i")
     assert_same(outer(np.ones((2, 3))), np.full((2, 3), 2.0))
     assert seen[-1] == ("i", "j") and active_axis_names() == ()
+
+
+def bump_first(x):
+    x[0] += 1.0          # updates its argument in place
+    return x.sum()
+
+
+def test_vmap_of_a_function_updating_its_argument_is_refused():
+    from transpiler import PSCSyntaxError
+    with pytest.raises(PSCSyntaxError, match="updates its parameter"):
+        vmap(bump_first)(X.copy())
