@@ -56,3 +56,5 @@ __all__ += ["with_argument_updates", "updated_arguments",   # issue 17: argument
             "result_and_updated_arguments"]
 from .lax import scan
 __all__ += ["scan"]   # issue 12: scan
+from .vmap import vmap
+__all__ += ["vmap"]   # issue 12: vmap

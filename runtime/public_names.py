@@ -19,6 +19,7 @@ CONTROL_FLOW |= {"scan"}   # issue 12: scan
 # `runtime.autodiff`: the transforms.
 TRANSFORMS = frozenset({"grad", "value_and_grad", "jvp", "vjp", "jacfwd", "jacrev",
                         "hessian"})
+TRANSFORMS |= {"vmap"}   # issue 12: vmap (`runtime.vmap`)
 
 # `runtime.debugging`: printing from compiled code.
 CALLBACKS = frozenset({"debug_print"})

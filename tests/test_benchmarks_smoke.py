@@ -24,6 +24,8 @@ CASES = {
     "compile_latency": (["--sizes", "small"],
                         "## Compile latency (`benchmarks/compile_latency.py`)"),
 }
+CASES["vmap"] = (["--n", "64", "--d", "8", "--calls", "2", "--repeats", "1"],   # issue 12: vmap
+                 "## Per-example gradients (`benchmarks/vmap.py`)")
 
 
 def _snapshot(path):

@@ -47,3 +47,5 @@ from runtime import PSCPerformanceWarning
 __all__ += ["PSCPerformanceWarning"]   # issue 17: a staged loop that had to be unrolled
 from runtime import scan
 __all__ += ["scan"]   # issue 12: scan
+from runtime import vmap   # issue 12: vmap
+__all__ += ["vmap"]
