@@ -13,9 +13,12 @@ backward, SGD update: one compiled program), float32, NHWC, on the CPU:
 All three start from the same parameters and batch.  The metric is the paper's: the
 minimum over ``--trials`` of the mean time of ``--steps`` chained steps (the parameters a
 step returns feed the next); trials alternate between the systems so that load from other
-processes hits them alike.  The first call (build + compile + run) is timed on a fresh
-function.  From the optimized HLO of ours and of jax.jit (and TensorFlow's, from
-``experimental_get_compiler_ir``) it counts the fusions and convolutions.
+processes hits them alike.  The first call is timed on a fresh function: made (ours:
+transpiled, or read from ``examples/__psc__``), built, compiled and run once.  From the
+optimized HLO of each (TensorFlow's from ``experimental_get_compiler_ir``) it counts the
+fusions, the convolutions and those XLA:CPU hands to the YNNPACK library.  The systems
+share no XLA build: TensorFlow bundles its own, so its defaults (which ops go to YNNPACK)
+can differ; ``XLA_FLAGS=--xla_cpu_experimental_ynn_fusion_type=`` turns that off in both.
 
     python benchmarks/allconv.py [--batch 16] [--width 96] [--trials 10] [--steps 5]
         [--systems ours,jax,tf] [--write benchmarks/RESULTS.md]
@@ -215,8 +218,8 @@ def run(batch: int, width: int, trials: int, steps: int, names, lr: float = 0.01
     runs = []
     for system in found:
         args = (system.put(params), system.put((images, labels)), system.put(np.float32(lr)))
-        step = system.make_step()
         start = time.perf_counter()
+        step = system.make_step()
         new_params, value = chained_steps(step, args[0], args[1], args[2], 1)
         first = time.perf_counter() - start
         hlo_args = (args[0], *args[1], args[2])
@@ -276,7 +279,9 @@ def report(r: dict) -> str:
         f"backward, SGD update), float32 NHWC on the CPU, batch {r['batch']} of 32x32x3, "
         f"width {r['width']}/{2 * r['width']} (the paper's: 96/192). Step time: minimum over "
         f"{r['trials']} trials of the mean of {r['steps']} chained steps, trials alternating "
-        f"between the systems; first call: build + compile + one step of a fresh function.",
+        f"between the systems; first call: a fresh function made (ours: transpiled or read "
+        f"from `examples/__psc__`), built, compiled and run once." +
+        (f" XLA_FLAGS=`{os.environ['XLA_FLAGS']}`." if os.environ.get("XLA_FLAGS") else ""),
         "",
         "| | " + " | ".join(LABELS[n] for n in names) + " |",
         "|---|" + "---|" * len(names),
