@@ -57,6 +57,7 @@ def init_params(key, width=96):
 
 
 def convolve(x, W, b, stride, padding):
+    """A layer's pre-activation: NHWC ``x`` convolved with the HWIO kernel ``W``, plus ``b``."""
     return lax.conv_general_dilated(x, W, (stride, stride), padding,
                                     dimension_numbers=DIMENSIONS) + b
 

@@ -4,11 +4,11 @@
 # source line it comes from.
 # psc-function: layer_channels 90a697d7caf9265a
 # psc-function: init_params 999d4aa18f6cf3e0
-# psc-function: convolve 0ab26be38aa4e8e2
-# psc-function: predict 62f8693ed64f78ac
-# psc-function: loss 71ddfac989414d2e
-# psc-function: sgd_step 6aa4e9021c5c54ca
-# psc-text: ee6ac9b1749e3c0c
+# psc-function: convolve 285a679efd99f1a0
+# psc-function: predict b4d216c2d780aa4e
+# psc-function: loss 9b314b11424fd0d9
+# psc-function: sgd_step 0f50e831af4dbf10
+# psc-text: 54579f3ad0895c6c
 import runtime.numpy_api as np
 from runtime import lax, nn, random, value_and_grad
 import runtime as psc
@@ -32,28 +32,29 @@ def build_init_params(b, key, width=96):  # allconv_cifar.py:48
 
 
 def build_convolve(builder, x, W, b, stride, padding):  # allconv_cifar.py:59
-    return psc.transpiled(lax.conv_general_dilated)(x, W, (stride, stride), padding, dimension_numbers=DIMENSIONS) + b  # allconv_cifar.py:60
+    """A layer's pre-activation: NHWC ``x`` convolved with the HWIO kernel ``W``, plus ``b``."""  # allconv_cifar.py:60
+    return psc.transpiled(lax.conv_general_dilated)(x, W, (stride, stride), padding, dimension_numbers=DIMENSIONS) + b  # allconv_cifar.py:61
 
 
-def build_predict(builder, params, images):  # allconv_cifar.py:64
-    """The class scores (logits) of a batch of NHWC images."""  # allconv_cifar.py:65
-    x = images  # allconv_cifar.py:66
-    for (W, b), stride, padding in zip(params[:-1], STRIDES, PADDINGS):  # allconv_cifar.py:67
-        x = psc.transpiled(nn.relu)(psc.transpiled(convolve)(x, W, b, stride, padding))  # allconv_cifar.py:68
-    W, b = params[-1]  # allconv_cifar.py:69
-    scores = psc.transpiled(convolve)(x, W, b, STRIDES[-1], PADDINGS[-1])  # allconv_cifar.py:70
-    return np.mean(scores, axis=(1, 2))  # allconv_cifar.py:71
+def build_predict(builder, params, images):  # allconv_cifar.py:65
+    """The class scores (logits) of a batch of NHWC images."""  # allconv_cifar.py:66
+    x = images  # allconv_cifar.py:67
+    for (W, b), stride, padding in zip(params[:-1], STRIDES, PADDINGS):  # allconv_cifar.py:68
+        x = psc.transpiled(nn.relu)(psc.transpiled(convolve)(x, W, b, stride, padding))  # allconv_cifar.py:69
+    W, b = params[-1]  # allconv_cifar.py:70
+    scores = psc.transpiled(convolve)(x, W, b, STRIDES[-1], PADDINGS[-1])  # allconv_cifar.py:71
+    return np.mean(scores, axis=(1, 2))  # allconv_cifar.py:72
 
 
-def build_loss(b, params, images, labels):  # allconv_cifar.py:74
-    """Mean softmax cross-entropy of the batch."""  # allconv_cifar.py:75
-    log_probs = psc.transpiled(nn.log_softmax)(psc.transpiled(predict)(params, images))  # allconv_cifar.py:76
-    targets = psc.transpiled(nn.one_hot)(labels, CLASSES, dtype=log_probs.dtype)  # allconv_cifar.py:77
-    return -np.mean(np.sum(targets * log_probs, axis=-1))  # allconv_cifar.py:78
+def build_loss(b, params, images, labels):  # allconv_cifar.py:75
+    """Mean softmax cross-entropy of the batch."""  # allconv_cifar.py:76
+    log_probs = psc.transpiled(nn.log_softmax)(psc.transpiled(predict)(params, images))  # allconv_cifar.py:77
+    targets = psc.transpiled(nn.one_hot)(labels, CLASSES, dtype=log_probs.dtype)  # allconv_cifar.py:78
+    return -np.mean(np.sum(targets * log_probs, axis=-1))  # allconv_cifar.py:79
 
 
-def build_sgd_step(builder, params, images, labels, lr):  # allconv_cifar.py:82
-    """One SGD step: the new parameters and the batch's loss before the update."""  # allconv_cifar.py:83
-    value, grads = value_and_grad(loss)(params, images, labels)  # allconv_cifar.py:84
-    new_params = [(W - lr * dW, b - lr * db) for (W, b), (dW, db) in zip(params, grads)]  # allconv_cifar.py:85
-    return (new_params, value)  # allconv_cifar.py:86
+def build_sgd_step(builder, params, images, labels, lr):  # allconv_cifar.py:83
+    """One SGD step: the new parameters and the batch's loss before the update."""  # allconv_cifar.py:84
+    value, grads = value_and_grad(loss)(params, images, labels)  # allconv_cifar.py:85
+    new_params = [(W - lr * dW, b - lr * db) for (W, b), (dW, db) in zip(params, grads)]  # allconv_cifar.py:86
+    return (new_params, value)  # allconv_cifar.py:87
