@@ -23,6 +23,9 @@ CASES = {
                     "## SeLU fusion (`benchmarks/selu_fusion.py`)"),
     "compile_latency": (["--sizes", "small"],
                         "## Compile latency (`benchmarks/compile_latency.py`)"),
+    # issue 15: ours, jax.jit and (when installed) TensorFlow on a tiny All-CNN-C step
+    "allconv": (["--batch", "2", "--width", "4", "--trials", "1", "--steps", "1"],
+                "## All-CNN-C training step (`benchmarks/allconv.py`)"),
 }
 CASES["vmap"] = (["--n", "64", "--d", "8", "--calls", "2", "--repeats", "1"],   # issue 12: vmap
                  "## Per-example gradients (`benchmarks/vmap.py`)")
@@ -62,3 +65,6 @@ def test_benchmark_runs(name, tmp_path):
         assert "MiB |" not in written
     if name == "selu_fusion":
         assert "dot fused with bias add + SeLU?" in proc.stdout
+    if name == "allconv":   # ours and jax.jit ran (and agreed: the script checks that)
+        assert "| ours (`jit_ps`) | jax.jit |" in proc.stdout
+        assert "| step time / jax.jit |" in proc.stdout
