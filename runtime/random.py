@@ -26,6 +26,7 @@ from .autodiff.api import _staged
 from .context import current_builder, has_builder
 from .errors import PSCOverflowError, PSCShapeError, PSCTypeError, PSCValueError
 from .ir import Value
+from .translation import has_traced
 
 UINT_DTYPES = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16), 32: np.dtype(np.uint32),
                64: np.dtype(np.uint64)}
@@ -41,11 +42,14 @@ def _primitive(fn):
 # --- calling convention: staged inside a build, compiled from plain Python -----------------
 
 def _call(name, impl, arrays, **static):
-    """``impl(b, *arrays, **static)`` on the current builder, or, from plain Python,
-    compiled once per signature (``arrays`` are the arguments, ``static`` the cache key)."""
-    if has_builder():
+    """``impl(b, *arrays, **static)`` on the current builder when an argument is traced;
+    otherwise compiled once per signature and run (``arrays`` are the arguments,
+    ``static`` joins the cache key)."""
+    if has_builder() and has_traced(arrays):
         b = current_builder()
         return impl(b, *[_value(b, a) for a in arrays], **static)
+    # static inputs give a static (NumPy) draw, also while building: as NumPy calls do,
+    # so what the binding-time analysis calls static is
     key = ("random." + name, impl, tuple(sorted(static.items())))
     return _staged(key, lambda *values: impl(current_builder(), *values, **static), *arrays)
 
@@ -217,7 +221,7 @@ def PRNGKey(seed):
         halves = np.array([0, np.asarray(seed).astype(U32)], U32)
     else:
         halves = _seed_halves(int(seed))
-    return _value(current_builder(), halves) if has_builder() else halves
+    return halves
 
 
 @_primitive
@@ -573,8 +577,8 @@ def _choice(b, key, a, p, shape, replace, axis, mode):
     n_draws = math.prod(shape)
     out_dtype = np.dtype(np.int64) if isinstance(a, int) else a.dtype
     out_shape = shape if isinstance(a, int) else a.shape[:axis] + shape + a.shape[axis + 1:]
-    if n_draws == 0:
-        return _full(b, 0, out_shape, out_dtype)
+    if n_draws == 0:   # jax's result: zeros of `shape`, whatever the axis
+        return _full(b, 0, shape, out_dtype)
     if n_inputs <= 0:
         raise b.error(PSCValueError, "a must be greater than 0 unless no samples are taken")
     if not replace and n_draws > n_inputs:
