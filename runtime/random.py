@@ -186,9 +186,6 @@ def _split_pair(b, key):
 # --- keys ---------------------------------------------------------------------------------
 
 def _seed_halves(seed: int) -> np.ndarray:
-    if not -2**63 <= seed < 2**64:
-        raise PSCOverflowError(f"seed {seed} does not fit in 64 bits",
-                               hint="use a seed in [-2**63, 2**64)")
     seed %= 2**64
     return np.array([seed >> 32, seed & 0xFFFFFFFF], U32)
 
@@ -217,11 +214,12 @@ def PRNGKey(seed):
             not (isinstance(seed, np.ndarray) and seed.shape == () and seed.dtype.kind in "iu"):
         raise PSCTypeError(f"PRNGKey takes a scalar integer seed, got {seed!r}",
                            hint="pass an int")
+    if isinstance(seed, int) and not -2**63 <= seed < 2**63:   # read as int64, as jax
+        raise PSCOverflowError(f"seed {seed} does not fit in int64",
+                               hint="use a seed in [-2**63, 2**63), or a np.uint64")
     if not isinstance(seed, int) and np.asarray(seed).dtype.itemsize < 8:
-        halves = np.array([0, np.asarray(seed).astype(U32)], U32)
-    else:
-        halves = _seed_halves(int(seed))
-    return halves
+        return np.array([0, np.asarray(seed).astype(U32)], U32)
+    return _seed_halves(int(seed))
 
 
 @_primitive
