@@ -245,8 +245,11 @@ def wrap_key_data(key_bits_array):
 def split(key, num=2):
     """``num`` new keys (an int or a shape), shape ``(*num, 2)``, as ``jax.random.split``."""
     shape = _shape(num)
-    return _call("split", lambda b, k, shape: _split(b, _check_key(b, k, "split"), shape),
-                 (key,), shape=shape)
+    return _call("split", _split_checked, (key,), shape=shape)
+
+
+def _split_checked(b, key, shape):
+    return _split(b, _check_key(b, key, "split"), shape)
 
 
 def _fold_in(b, key, data):
@@ -275,9 +278,11 @@ def bits(key, shape=(), dtype=None):
     if dtype.kind != "u":
         raise PSCValueError(f"dtype argument to `bits` must be an unsigned int dtype, "
                             f"got {dtype}")
-    return _call("bits", lambda b, k, shape, width: random_bits(
-        b, _check_key(b, k, "bits"), width, shape), (key,), shape=_shape(shape),
-        width=dtype.itemsize * 8)
+    return _call("bits", _bits, (key,), shape=_shape(shape), width=dtype.itemsize * 8)
+
+
+def _bits(b, key, shape, width):
+    return random_bits(b, _check_key(b, key, "bits"), width, shape)
 
 
 # --- uniform and normal --------------------------------------------------------------------
@@ -307,6 +312,7 @@ def uniform(key, shape=(), dtype=None, minval=0., maxval=1.):
 
 
 def _normal(b, key, shape, dtype):
+    key = _check_key(b, key, "normal")
     low = np.nextafter(np.array(-1., dtype), np.array(0., dtype))
     u = _uniform(b, key, b.constant(low), b.constant(np.array(1., dtype)), shape, dtype)
     return b.mul(_full(b, np.sqrt(2), shape, dtype), b.erf_inv(u))
@@ -315,17 +321,16 @@ def _normal(b, key, shape, dtype):
 @_primitive
 def normal(key, shape=(), dtype=None):
     """Standard normal floats: √2·erf⁻¹ of a uniform draw in (-1, 1)."""
-    return _call("normal", lambda b, k, shape, dtype: _normal(
-        b, _check_key(b, k, "normal"), shape, dtype), (key,), shape=_shape(shape),
-        dtype=_float_dtype(dtype, "normal"))
+    return _call("normal", _normal, (key,), shape=_shape(shape),
+                 dtype=_float_dtype(dtype, "normal"))
 
 
 def _truncated_normal(b, key, lower, upper, shape, dtype):
+    key = _check_key(b, key, "truncated_normal")
     if shape is None:
         shape = np.broadcast_shapes(lower.shape, upper.shape)
-    sqrt2 = lambda v: _full(b, np.sqrt(2), v.shape, dtype)
     lower, upper = b.convert(lower, dtype), b.convert(upper, dtype)
-    a, c = (b.erf(b.div(v, sqrt2(v))) for v in (lower, upper))
+    a, c = (b.erf(b.div(v, _full(b, np.sqrt(2), v.shape, dtype))) for v in (lower, upper))
     u = _uniform(b, key, a, c, shape, dtype)
     out = b.mul(_full(b, np.sqrt(2), shape, dtype), b.erf_inv(u))
     # kept inside the open interval, whatever rounding (or u == a) gives
@@ -337,10 +342,9 @@ def _truncated_normal(b, key, lower, upper, shape, dtype):
 @_primitive
 def truncated_normal(key, lower, upper, shape=None, dtype=None):
     """Standard normal floats conditioned on (lower, upper), by inverting the CDF."""
-    return _call("truncated_normal", lambda b, k, lo, hi, shape, dtype: _truncated_normal(
-        b, _check_key(b, k, "truncated_normal"), lo, hi, shape, dtype), (key, lower, upper),
-        shape=None if shape is None else _shape(shape),
-        dtype=_float_dtype(dtype, "truncated_normal"))
+    return _call("truncated_normal", _truncated_normal, (key, lower, upper),
+                 shape=None if shape is None else _shape(shape),
+                 dtype=_float_dtype(dtype, "truncated_normal"))
 
 
 # --- discrete ------------------------------------------------------------------------------
@@ -552,8 +556,8 @@ def _permutation(b, key, x, axis, independent):
 def permutation(key, x, axis=0, independent=False):
     """A random permutation of ``range(x)`` (an int) or of ``x`` along ``axis``."""
     if isinstance(x, (int, np.integer)) and not isinstance(x, bool):
-        return _call("permutation", lambda b, k, n, axis, independent: _permutation(
-            b, k, n, axis, independent), (key,), n=int(x), axis=0, independent=False)
+        return _call("permutation", _permutation, (key,), x=int(x), axis=0,
+                     independent=False)
     if np.ndim(x) == 0:
         raise PSCTypeError("x must be an integer or at least 1-dimensional")
     return _call("permutation", _permutation, (key, x), axis=int(axis),
@@ -620,12 +624,13 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0, mode=None):
         raise PSCTypeError(f"shape argument of random.choice must be a sequence, got {shape}")
     static = dict(shape=_shape(shape), replace=bool(replace), mode=_gumbel_mode(mode))
     if isinstance(a, (int, np.integer)) and not isinstance(a, bool):
-        return _call("choice", lambda b, k, p, n, axis, **s: _choice(b, k, n, p, axis=0, **s),
-                     (key, p), n=int(a), axis=0, **static)
-    ndim = np.ndim(a)
-    return _call("choice", lambda b, k, arr, p, axis, **s: _choice(b, k, arr, p, axis=axis,
-                                                                    **s),
-                 (key, a, p), axis=int(axis) % max(ndim, 1), **static)
+        return _call("choice", _choice_of_range, (key, p), a=int(a), axis=0, **static)
+    return _call("choice", _choice, (key, a, p), axis=int(axis) % max(np.ndim(a), 1),
+                 **static)
+
+
+def _choice_of_range(b, key, p, a, **static):
+    return _choice(b, key, a, p, **static)
 
 
 # jax.random's names that `transpiler.random` exports.

@@ -42,6 +42,12 @@ def keys():
     return [(random.PRNGKey(s), oracle(jax.random.PRNGKey, s)) for s in KEY_SEEDS]
 
 
+def test_the_oracle_uses_jaxs_default_implementation():
+    """The bits matched are those of jax's defaults: threefry2x32, partitionable."""
+    assert jax.config.jax_threefry_partitionable is True
+    assert jax.config.jax_default_prng_impl == "threefry2x32"
+
+
 # --- keys ------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -243,6 +249,21 @@ def test_choice(a, kwargs):
                  oracle(jax.random.choice, theirs, a, shape, **kwargs))
 
 
+def test_plain_python_calls_compile_once_per_signature():
+    from runtime.autodiff.api import _staged_cache
+    ours = [k for k, _ in keys()]
+    for name, call in [("split", lambda k: random.split(k)),
+                       ("choice", lambda k: random.choice(k, 5, (2,), p=P)),
+                       ("permutation", lambda k: random.permutation(k, 4))]:
+        call(ours[0])
+        entries = [s for key, s in _staged_cache.items() if key[0] == "random." + name]
+        misses = sum(s.cache_info().misses for s in entries)
+        for k in ours:
+            call(k)
+        entries = [s for key, s in _staged_cache.items() if key[0] == "random." + name]
+        assert sum(s.cache_info().misses for s in entries) == misses, name
+
+
 # --- inside jit_ps ---------------------------------------------------------------------------
 
 @jit_ps
@@ -345,6 +366,20 @@ def test_batched_keys_match_jax_vmap():
 def runtime_random_batch(b, lane_program, keys_param):
     from runtime.batching import batch_region
     return batch_region(b, lane_program.region, [keys_param], [0])
+
+
+# --- the front end: transpiler.random is the runtime's, Python's random stays impure ---------
+
+def test_generated_modules_import_runtime_random(tmp_path):
+    from transpiler.cli import transpile_file
+    source = tmp_path / "noisy.py"
+    source.write_text("import numpy as np\nfrom transpiler import jit_ps, random\n"
+                      "import transpiler.random as jr\n\n\n@jit_ps\ndef noisy(key, x):\n"
+                      "    k1, k2 = random.split(key)\n"
+                      "    return x + random.normal(k1, x.shape) * jr.uniform(k2)\n")
+    text = transpile_file(str(source))
+    assert "from runtime import random" in text and "import runtime.random as jr" in text
+    assert "transpiler" not in text.split("psc-text")[1]
 
 
 # --- impure random calls name the transpiler.random equivalent -------------------------------
