@@ -394,3 +394,23 @@ def test_numpy_random_hint_names_transpiler_random():
     hint = info.value.hint
     assert "transpiler.random" in hint and "random.normal(key, shape)" in hint
     assert "random.split(key)" in hint and "pass them in as an argument" in hint
+
+
+# --- derivatives through the parameters ------------------------------------------------------
+
+def uniform_sum(low, high):
+    return random.uniform(random.PRNGKey(1), (3,), minval=low, maxval=high).sum()
+
+
+def test_gradients_through_parameters_match_jax():
+    from transpiler import grad
+    key = oracle(jax.random.PRNGKey, 1)
+    want = oracle(lambda: jnp_stack(jax.grad(
+        lambda lo, hi: jax.random.uniform(key, (3,), minval=lo, maxval=hi).sum(),
+        argnums=(0, 1))(-1.0, 2.0)))
+    got = grad(uniform_sum, argnums=(0, 1))(-1.0, 2.0)
+    np.testing.assert_allclose(np.stack(got), want, rtol=1e-15)
+
+
+def jnp_stack(values):
+    return np.stack([np.asarray(v) for v in values])
