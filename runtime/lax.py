@@ -6,6 +6,8 @@ has its reference meaning (`runtime.reference`); inside a build it stages a ``wh
 """
 from __future__ import annotations
 
+import builtins   # `max`/`min` below are jax.lax's (issue 15)
+
 import numpy as np
 from jax import tree_util
 
@@ -86,7 +88,7 @@ def fori_loop(lower, upper, body_fun, init_val):
         i, val = state
         return sub.add(i, one), _as_state(sub, body_call(i, val), like=val)
     trip_count = None if isinstance(lower, Value) or isinstance(upper, Value) else \
-        max(int(upper) - int(lower), 0)
+        builtins.max(int(upper) - int(lower), 0)
     _, result = b.while_loop(cond, body, (start, _as_state(b, init_val)),
                              trip_count=trip_count)
     return result
@@ -128,12 +130,17 @@ def static_range(*args):
 __all__ = ["while_loop", "cond", "fori_loop", "switch", "static_range"]
 
 # --- issue 12: scan ---
+from .scan import scan  # noqa: E402  (a loop over arrays' leading axis; `runtime.scan`)
+__all__ += ["scan"]
 
 
 # --- issue 15: convolutions ---
 
 
 # --- issue 15: windowed reductions and reducers ---
+# NB: this binds jax.lax's `max` and `min` in this module: code here uses builtins.max/min.
+from .windowed import add, max, min, mul, padtype_to_pads, reduce_window  # noqa: E402,A004
+__all__ += ["reduce_window", "add", "max", "min", "mul", "padtype_to_pads"]
 
 
 # --- issue 15: structural primitives ---

@@ -14,6 +14,7 @@ DECORATOR = "jit_ps"
 # `runtime.lax`: the explicit control-flow primitives, with jax.lax's names.
 STATIC_RANGE = "static_range"
 CONTROL_FLOW = frozenset({"while_loop", "cond", "fori_loop", "switch", STATIC_RANGE})
+CONTROL_FLOW |= {"scan"}   # issue 12: scan
 
 # `runtime.autodiff`: the transforms.
 TRANSFORMS = frozenset({"grad", "value_and_grad", "jvp", "vjp", "jacfwd", "jacrev",

@@ -288,3 +288,40 @@ def _cholesky(b, a):
 @case("lu", well_conditioned((3, 3)), primitives=("lu",))
 def _lu(b, a):
     return b.emit("lu", [a])
+
+# --- issue 15: windowed reductions ---------------------------------------------------------
+
+from runtime.primitives import windows  # noqa: E402
+
+
+@case("reduce_window", uniform((4, 5)), primitives=("reduce_window",))
+def _reduce_window(b, x):
+    return [windows.reduce_window(b, x, "sum", (2, 3), (1, 2), ((1, 0), (0, 1)), (2, 1), (1, 2)),
+            windows.reduce_window(b, x, "max", (2, 2), (2, 1), ((0, 1), (1, 1))),
+            windows.reduce_window(b, x, "min", (3, 2), (1, 1), ((0, 0), (0, 0)), (1, 2))]
+
+
+@case("select_and_gather_add", uniform((4, 5)), uniform((4, 5)),
+      primitives=("select_and_gather_add",))
+def _select_and_gather(b, t, x):
+    return windows.select_and_gather_add(b, t, x, "max", window_dimensions=(2, 2),
+                                         window_strides=(1, 2), padding=((0, 1), (1, 0)),
+                                         base_dilation=(1, 1), window_dilation=(1, 1))
+
+
+@case("select_and_scatter_add", uniform((2, 3)), uniform((4, 5)),
+      primitives=("select_and_scatter_add",))
+def _select_and_scatter(b, source, x):
+    return windows.select_and_scatter_add(b, source, x, "min", (2, 2), (2, 2),
+                                          ((0, 0), (0, 1)))
+
+
+@case("reduce_window_region", uniform((4, 5)), uniform((4, 5)),
+      primitives=("reduce_window_region",))
+def _reduce_window_region(b, x, y):
+    sub = b.child("reducer")
+    a0, a1, e0, e1 = (sub.add_parameter((), F64) for _ in range(4))
+    region = sub.finish_region([sub.add(a0, e0), sub.max(a1, e1)])
+    inits = [b.constant(np.zeros((), F64)), b.constant(np.asarray(-np.inf))]
+    return windows.reduce_window_region(b, [x, y], inits, region, (2, 2), (1, 1),
+                                        ((0, 0), (1, 0)))

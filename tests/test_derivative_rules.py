@@ -23,6 +23,7 @@ REFUSED = {
     "cumulative": (PSCUnsupportedCallError, PSCUnsupportedCallError),   # cumulative max
     "lu": (PSCUnsupportedCallError, PSCUnsupportedCallError),   # det/slogdet: no derivative
     "while_lane_dependent_trips": (None, PSCValueError),   # trip count known at run time
+    "reduce_window_region": (PSCUnsupportedCallError, PSCUnsupportedCallError),  # any reducer
 }
 STEP = 1e-6
 

@@ -45,3 +45,5 @@ from runtime import to_device   # issue 17: inputs moved to the device once, 64-
 __all__ += ["to_device"]
 from runtime import PSCPerformanceWarning
 __all__ += ["PSCPerformanceWarning"]   # issue 17: a staged loop that had to be unrolled
+from runtime import scan
+__all__ += ["scan"]   # issue 12: scan

@@ -14,6 +14,8 @@ module                primitives
 ``guards``            ``check`` (run-time checks, `runtime.checks`)
 ``callbacks``         ``debug_callback`` (host callbacks: `runtime.debugging`)
 ``linalg``            ``solve``, ``cholesky``, ``lu`` (jaxlib's LAPACK kernels on CPU)
+``windows``           ``reduce_window``, ``reduce_window_region``,
+                      ``select_and_gather_add``, ``select_and_scatter_add``
 ====================  ==========================================================
 
 Each module declares, for each of its primitives, the operand check and result type, the
@@ -21,6 +23,8 @@ StableHLO lowering, the JVP, the VJP and the batching rule, side by side.
 """
 from . import (callbacks, contractions, control_flow, elementwise, guards, indexing, linalg,
                reductions, shapes)
+from . import windows   # issue 15: windowed reductions
 
 __all__ = ["callbacks", "contractions", "control_flow", "elementwise", "guards", "indexing",
-           "linalg", "reductions", "shapes"]
+           "linalg", "reductions", "shapes",
+           "windows"]

@@ -35,7 +35,7 @@ from ..autodiff.trace import replay
 from ..batching import batch_region, batched_outputs
 from ..errors import PSCValueError
 from ..primitive import batching_rule, checks, jvp_rule, lowers, saves_for_vjp, vjp_rule
-from .support import to_front
+from .support import read_row, to_front, write_row
 
 # --- checks and lowerings --------------------------------------------------------------------
 
@@ -177,7 +177,7 @@ def while_vjp(b, op, primals, results, cts, saved: SavedLoop | None = None):
 
     def body(sub, carry):
         k, cs, acc = carry
-        row = [_row(sub, buf, k) for buf in saved.rows]
+        row = [read_row(sub, buf, k) for buf in saved.rows]
         new_cs, grown = _step_vjp(sub, saved.body, row, guarded, list(cs))
         new_acc = [sub.add(a, g) for a, g in zip(acc, grown)]
         return sub.sub(k, sub.constant(np.int32(1))), new_cs, new_acc
@@ -186,13 +186,6 @@ def while_vjp(b, op, primals, results, cts, saved: SavedLoop | None = None):
         cond, body, (counter, _present(state_cts), _present(captured_cts)),
         trip_count=trip_count)
     return _fill(state_cts, final_cs) + _fill(captured_cts, final_acc)
-
-
-def _row(b, buffer, k):
-    """Row ``k`` of a buffer of per-iteration values."""
-    zeros = [b.constant(np.int32(0))] * (buffer.ndim - 1)
-    return b.reshape(b.dynamic_slice(buffer, [k] + zeros, (1,) + buffer.shape[1:]),
-                     buffer.shape[1:])
 
 
 def _step_vjp(b, body: LinearizedBody, row, guarded, cs):
@@ -253,7 +246,7 @@ def saving_while(b, op, operands):
                 cond_region.outputs[0]]
             nxt = [sub.select(going, new, old) for new, old in zip(nxt, current)]
             row.append(going)
-        return nxt, [_store_row(sub, buf, value, k) for buf, value in zip(bufs, row)]
+        return nxt, [write_row(sub, buf, value, k) for buf, value in zip(bufs, row)]
 
     if induction is None:   # count the iterations
         def cond(sub, carry):
@@ -311,11 +304,6 @@ def _induction_variable(body_region, num_state, trip_count):
                 (stride > 0 or limits.min < 0):
             return position, stride
     return None
-
-
-def _store_row(b, buffer, value, k):
-    zeros = [b.constant(np.zeros((), k.dtype))] * value.ndim
-    return b.dynamic_update_slice(buffer, b.reshape(value, (1,) + value.shape), [k] + zeros)
 
 
 # --- batching ----------------------------------------------------------------------------------

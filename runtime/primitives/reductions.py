@@ -286,13 +286,38 @@ def _lower_cumulative(p, op):
     window[axis] = max(n, 1)
     padding = [[0, 0] for _ in range(x.ndim)]
     padding[axis] = [0, max(n - 1, 0)] if a["reverse"] else [max(n - 1, 0), 0]
-    pad_text = "[" + ", ".join(f"[{lo}, {hi}]" for lo, hi in padding) + "]"
-    lhs = p.bind_results(op)
-    t_init = tensor_type((), x.dtype)
-    p.emit(f'{lhs} = "stablehlo.reduce_window"({p.name(x)}, {init}) ({body}) '
-           f"{{window_dimensions = {i64_array(window)}, padding = dense<{pad_text}> : "
-           f"tensor<{x.ndim}x2xi64>}} : ({value_type(x)}, {t_init}) -> {value_type(op.results[0])} "
-           f"{location(op)}")
+    emit_reduce_window(p, op, [x], [init], body,
+                       {"window_dimensions": window, "padding": padding})
+
+
+WINDOW_ATTRS = (("window_dimensions", "window_dimensions"), ("window_strides", "window_strides"),
+                ("base_dilations", "base_dilation"), ("window_dilations", "window_dilation"))
+
+
+def emit_reduce_window(p, op, operands, inits, body, attrs):
+    """Print ``op`` as a (variadic) ``stablehlo.reduce_window`` over the IR values
+    ``operands``, from the SSA names of scalar ``inits`` (one per operand, of its dtype),
+    with the region text ``body``.  ``attrs`` holds the window: ``window_dimensions``
+    and, where given, ``window_strides``, ``base_dilation``, ``window_dilation`` and
+    ``padding`` pairs.  With fewer results than operands (a select-and-gather), ``op``'s
+    results stand for the last ones."""
+    fields = [f"{mlir} = {i64_array(attrs[key])}" for mlir, key in WINDOW_ATTRS
+              if attrs.get(key) is not None]
+    if attrs.get("padding") is not None:
+        pairs = attrs["padding"]
+        text = "[" + ", ".join(f"[{lo}, {hi}]" for lo, hi in pairs) + "]"
+        fields.append(f"padding = dense<{text}> : tensor<{len(pairs)}x2xi64>")
+    n = len(operands)
+    result = p.fresh()
+    for i, value in enumerate(op.results):
+        p.names[value] = result if n == 1 else f"{result}#{n - len(op.results) + i}"
+    in_types = [value_type(v) for v in operands] + [tensor_type((), v.dtype) for v in operands]
+    out_types = [tensor_type(op.results[0].shape, v.dtype) for v in operands]
+    lhs, outs = (result, out_types[0]) if n == 1 else \
+        (f"{result}:{n}", f"({', '.join(out_types)})")
+    args = ", ".join([p.name(v) for v in operands] + list(inits))
+    p.emit(f'{lhs} = "stablehlo.reduce_window"({args}) ({body}) {{{", ".join(fields)}}} : '
+           f"({', '.join(in_types)}) -> {outs} {location(op)}")
 
 
 def _cumulative_jvp(b, op, primals, tangents):

@@ -144,3 +144,19 @@ def to_front(b, value, dim, size=None):
     if dim is None:
         return b.broadcast_in_dim(value, (size,) + value.shape, range(1, value.ndim + 1))
     return b.transpose(value, [dim] + [d for d in range(value.ndim) if d != dim])
+
+
+# --- rows of stacked per-iteration values (loops' residuals, scan's xs and ys) ----------
+
+
+def read_row(b, buffer, k):
+    """Row ``k`` (a traced integer scalar) of ``buffer``, without its leading axis."""
+    zeros = [b.constant(np.zeros((), k.dtype))] * (buffer.ndim - 1)
+    return b.reshape(b.dynamic_slice(buffer, [k] + zeros, (1,) + buffer.shape[1:]),
+                     buffer.shape[1:])
+
+
+def write_row(b, buffer, value, k):
+    """``buffer`` with row ``k`` replaced by ``value`` (shaped like one row)."""
+    zeros = [b.constant(np.zeros((), k.dtype))] * value.ndim
+    return b.dynamic_update_slice(buffer, b.reshape(value, (1,) + value.shape), [k] + zeros)

@@ -171,7 +171,15 @@ class _Definedness:
 
 
 def analyze_liveness(function: gast.FunctionDef) -> None:
-    """Annotate every statement of ``function`` (not of nested functions)."""
+    """Annotate every statement of ``function``, and of the functions nested in it (each
+    on its own: a body function passed to ``scan`` or ``fori_loop`` has traced ``if``s
+    whose carried variables need its liveness)."""
+    for node in walk(function):
+        if isinstance(node, gast.FunctionDef):
+            _analyze_one(node)
+
+
+def _analyze_one(function: gast.FunctionDef) -> None:
     _Liveness().block(function.body, set())
     args = function.args
     params = {a.id for a in args.posonlyargs + args.args + args.kwonlyargs}
