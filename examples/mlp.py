@@ -6,7 +6,7 @@ built; everything else becomes one XLA program per signature.  Compared with Num
 """
 import numpy as np
 
-from transpiler import grad, jit_ps
+from transpiler import grad, jit_ps, random
 
 
 @jit_ps
@@ -31,6 +31,20 @@ def sgd_step(params, batch, learning_rate):
             for (W, b), (dW, db) in zip(params, grads)]
 
 
+# The parameters are drawn inside a compiled program with transpiler.random (jax.random's
+# functional PRNG and its bits), as the JAX tutorial does: one key per layer, split again
+# for the weights and the biases.
+def layer_params(key, m, n):
+    w_key, b_key = random.split(key)
+    return random.normal(w_key, (m, n)) / np.sqrt(m), 0.1 * random.normal(b_key, (n,))
+
+
+@jit_ps(static_argnames="sizes")
+def init_params(key, sizes):
+    keys = random.split(key, len(sizes) - 1)
+    return [layer_params(keys[i], sizes[i], sizes[i + 1]) for i in range(len(sizes) - 1)]
+
+
 def numpy_loss(params, batch):
     inputs, targets = batch
     for W, b in params:
@@ -41,9 +55,13 @@ def numpy_loss(params, batch):
 
 def main():
     rng = np.random.default_rng(0)
-    sizes = [8, 32, 32, 1]
-    params = [(rng.normal(size=(m, n)) / np.sqrt(m), np.zeros(n))
-              for m, n in zip(sizes[:-1], sizes[1:])]
+    sizes = (8, 32, 32, 1)
+    params = init_params(random.PRNGKey(0), sizes=sizes)
+    # the same draws from plain Python (each call compiled on its own)
+    w_key, _ = random.split(random.split(random.PRNGKey(0), len(sizes) - 1)[0])
+    np.testing.assert_allclose(params[0][0], random.normal(w_key, (8, 32)) / np.sqrt(8),
+                               rtol=1e-15)
+    print("init_params: shapes", [(W.shape, b.shape) for W, b in params])
     batch = (rng.normal(size=(64, 8)), rng.normal(size=(64, 1)))
     ours = np.asarray(loss(params, batch))
     expected = numpy_loss(params, batch)

@@ -312,6 +312,13 @@ class Builder:
             return x
         return self._op1("convert", (x,), dtype=dtypes.canonical(dtype))
 
+    def bitcast_convert(self, x: Value, dtype) -> Value:
+        """The bits of ``x`` read as ``dtype`` of the same width (NumPy's ``x.view``)."""
+        dtype = np.dtype(dtype)
+        if x.dtype == dtype:
+            return x
+        return self._op1("bitcast_convert", (x,), dtype=dtypes.canonical(dtype))
+
     # --- shapes ---------------------------------------------------------------------------
 
     def broadcast_in_dim(self, x: Value, shape, broadcast_dimensions) -> Value:

@@ -61,6 +61,35 @@ MUTATING_METHODS = frozenset({
 
 RANDOM_HINT = ("a random draw made while building would be the same on every call: draw "
                "the numbers outside the jit_ps function and pass them in as an argument")
+# `transpiler.random` (jax.random's functional PRNG) draws inside the compiled program: the
+# equivalent of a NumPy or Python random function, by its name.
+_RANDOM_EQUIVALENTS = {
+    "normal": "random.normal(key, shape)", "standard_normal": "random.normal(key, shape)",
+    "randn": "random.normal(key, shape)", "gauss": "random.normal(key)",
+    "normalvariate": "random.normal(key)",
+    "uniform": "random.uniform(key, shape, minval=low, maxval=high)",
+    "rand": "random.uniform(key, shape)", "random": "random.uniform(key, shape)",
+    "random_sample": "random.uniform(key, shape)",
+    "integers": "random.randint(key, shape, low, high)",
+    "randint": "random.randint(key, shape, low, high)",
+    "choice": "random.choice(key, a, shape, replace=..., p=...)",
+    "sample": "random.choice(key, a, (k,), replace=False)",
+    "permutation": "random.permutation(key, x)", "shuffle": "random.permutation(key, x)",
+    "permuted": "random.permutation(key, x, axis, independent=True)",
+    "gumbel": "random.gumbel(key, shape)", "binomial": "random.bernoulli(key, p, shape)",
+}
+
+
+def random_hint(qualname: str) -> str:
+    """The hint for a random draw in PSC code: its `transpiler.random` equivalent, with a
+    key passed in, or drawing outside and passing the numbers in."""
+    name = qualname.rsplit(".", 1)[-1]
+    equivalent = _RANDOM_EQUIVALENTS.get(name, "random.uniform(key, shape), "
+                                               "random.normal(key, shape), ...")
+    return (f"draw inside the program with transpiler.random (jax.random's API): "
+            f"`from transpiler import random`, then {equivalent} with a key passed in as an "
+            "argument (random.PRNGKey(seed); key, subkey = random.split(key) for each "
+            "further draw); or " + RANDOM_HINT.split(": ", 1)[1])
 _IO_HINT = ("it would run once, while the program is built: call it outside the jit_ps "
             "function (return the value and use it there)")
 _PRINT_HINT = ("use transpiler.debug_print(fmt, *args), which prints on every call from "
@@ -97,14 +126,14 @@ def impure_qualname(qualname: str | None) -> tuple[str, str] | None:
         return None
     root = qualname.split(".")[0]
     if qualname == NUMPY_RANDOM or qualname.startswith(NUMPY_RANDOM + "."):
-        return (f"{_short(qualname)} draws random numbers", RANDOM_HINT)
+        return (f"{_short(qualname)} draws random numbers", random_hint(qualname))
     if root == "builtins":
         why = IMPURE_BUILTINS.get(qualname[len("builtins."):])
         if why is not None:
             return why, (_PRINT_HINT if qualname == "builtins.print" else _IO_HINT)
         return None
     if root in ("random", "secrets", "uuid"):
-        return (f"{qualname} draws random numbers", RANDOM_HINT)
+        return (f"{qualname} draws random numbers", random_hint(qualname))
     if root == "time" or qualname in IMPURE_FUNCTIONS:
         return (f"{qualname} reads a clock", _IO_HINT)
     if root in IMPURE_MODULES:
@@ -185,10 +214,11 @@ def impurity(fn) -> tuple[str, str] | None:
         return impure_qualname(f"builtins.{name}")
     module = _module_of(fn)
     if module == NUMPY_RANDOM or module.startswith(NUMPY_RANDOM + "."):
-        return (f"{_short(display_name(fn))} draws random numbers", RANDOM_HINT)
+        return (f"{_short(display_name(fn))} draws random numbers",
+                random_hint(display_name(fn)))
     root = module.split(".")[0]
     if root in ("random", "_random", "secrets", "uuid"):
-        return (f"{display_name(fn)} draws random numbers", RANDOM_HINT)
+        return (f"{display_name(fn)} draws random numbers", random_hint(display_name(fn)))
     if root == "time" or display_name(fn) in IMPURE_FUNCTIONS:
         return (f"{display_name(fn)} reads a clock", _IO_HINT)
     if root in IMPURE_MODULES or root in ("posix", "nt", "_io", "_thread", "_socket"):

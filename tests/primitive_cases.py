@@ -67,6 +67,13 @@ for _method in ["and_", "or_", "xor", "shift_left", "shift_right_arithmetic",
          primitives=(BUILDER_METHODS[_method][0],))(lambda b, x, y, m=_method: getattr(b, m)(x, y))
 
 
+case("binary_next_after", uniform((2, 3)), uniform((2, 3)),
+     primitives=("next_after",))(lambda b, x, y: b.next_after(x, y))
+# integer bits read as floats: nothing to differentiate (bits have no derivative)
+case("bitcast_convert", integers((2, 3), 0, 2**20), primitives=("bitcast_convert",))(
+    lambda b, x: b.bitcast_convert(x, F32))
+
+
 @case("compare", uniform((4,)), uniform((4,)), primitives=("compare",))
 def _compare(b, x, y):
     return [b.lt(x, y), b.eq(x, x)]

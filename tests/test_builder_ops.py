@@ -265,6 +265,7 @@ BINARY = {
     "shift_right_arithmetic": (SHIFT_DTYPES, (-1000, 1000), None, _shift_right_arithmetic,
                                True),
     "shift_right_logical": (SHIFT_DTYPES, (-1000, 1000), None, _shift_right_logical, True),
+    "next_after": (FLOATS, (-5, 5), (-5, 5), np.nextafter, True),
 }
 BINARY_CASES = [(op, dt) for op, (dts, *_) in BINARY.items() for dt in dts]
 
@@ -508,6 +509,35 @@ def test_convert(src, dst):
         check(outs[k], expected)
     check(empty_outs[k], empties[0].astype(dst))
     check(scalar_outs[k], empties[1].astype(dst))
+
+
+# (source, destination): the same bits read as another dtype of the same width
+BITCAST_PAIRS = [(U32, F32), (F32, U32), (F32, np.dtype(np.int32)), (np.dtype(np.uint64), F64),
+                 (F64, I64), (np.dtype(np.uint16), np.dtype(np.float16))]
+
+
+def test_bitcast_convert(rng):
+    """``bitcast_convert`` is NumPy's ``view``: bits kept, NaN payloads and -0.0 included."""
+    inputs = []
+    for src, _ in BITCAST_PAIRS:
+        if src.kind == "f":
+            x = np.concatenate([rng.standard_normal(5), [0.0, -0.0, np.inf, np.nan]])
+            inputs.append(x.astype(src))
+        else:
+            inputs.append(rng.integers(0, np.iinfo(src).max, 9, dtype=src))
+    inputs.append(np.zeros((2, 0), np.uint32))
+    outs = run(lambda b, *ps: [b.bitcast_convert(p, dst) for p, (_, dst) in
+                               zip(ps, BITCAST_PAIRS + [(None, F32)])], *inputs)
+    for x, out, (_, dst) in zip(inputs, outs, BITCAST_PAIRS + [(None, F32)]):
+        same_bits(out, x.view(dst))
+
+
+@pytest.mark.parametrize("src,dst", [(F32, F64), (BOOL, np.dtype(np.uint8)), (I64, F32)])
+def test_bitcast_convert_keeps_the_width(src, dst):
+    from runtime import PSCTypeError
+    b = Builder("t")
+    with pytest.raises(PSCTypeError, match="keeps the width"):
+        b.bitcast_convert(b.parameter(0, (3,), src), dst)
 
 
 # --- shapes -------------------------------------------------------------------------------

@@ -2,12 +2,14 @@
 # Do not edit: regenerate with `psc-transpile` (the decorator ignores a module whose text
 # no longer matches its psc-text digest). The comment after each statement names the
 # source line it comes from.
-# psc-function: predict fa892312e562e38d
-# psc-function: loss fcdcb4cab6939bda
-# psc-function: sgd_step 890b3f22073f93b3
-# psc-text: f7ee72b67fd2add7
+# psc-function: predict 0caca35f354e8121
+# psc-function: loss e01114dca8f9d7fe
+# psc-function: sgd_step 657dd86c9cb1ede9
+# psc-function: layer_params 7be6a36d2bf6ef4c
+# psc-function: init_params fe88f169859756a3
+# psc-text: a23dedd0017c561b
 import runtime.numpy_api as np
-from runtime import grad
+from runtime import grad, random
 import runtime as psc
 
 
@@ -27,3 +29,13 @@ def build_loss(b, params, batch):  # mlp.py:21
 def build_sgd_step(builder, params, batch, learning_rate):  # mlp.py:28
     grads = grad(loss)(params, batch)  # mlp.py:29
     return [(W - learning_rate * dW, b - learning_rate * db) for (W, b), (dW, db) in zip(params, grads)]  # mlp.py:30
+
+
+def build_layer_params(b, key, m, n):  # mlp.py:37
+    w_key, b_key = psc.transpiled(random.split)(key)  # mlp.py:38
+    return (psc.transpiled(random.normal)(w_key, (m, n)) / np.sqrt(m), 0.1 * psc.transpiled(random.normal)(b_key, (n,)))  # mlp.py:39
+
+
+def build_init_params(b, key, sizes):  # mlp.py:43
+    keys = psc.transpiled(random.split)(key, len(sizes) - 1)  # mlp.py:44
+    return [psc.transpiled(layer_params)(keys[i], psc.getitem(sizes, i), psc.getitem(sizes, i + 1)) for i in range(len(sizes) - 1)]  # mlp.py:45

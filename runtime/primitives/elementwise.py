@@ -1,4 +1,5 @@
-"""Element-wise primitives: unary and binary arithmetic, ``compare``, ``select``, ``convert``.
+"""Element-wise primitives: unary and binary arithmetic, ``compare``, ``select``, ``convert``,
+``bitcast_convert``.
 
 Each is declared once below with what it accepts, its builder method and its derivative:
 `unary` and `binary` register the check, the lowering (a plain StableHLO or CHLO op),
@@ -40,7 +41,7 @@ def unary(name, kind, method, partials=None, result_dtype=None, dialect="stableh
     _declare(name, method, 1, partials, dialect)
 
 
-def binary(name, kind, method, partials=None):
+def binary(name, kind, method, partials=None, dialect="stablehlo"):
     """Declare a binary element-wise primitive (operands of one shape and dtype)."""
     @checks(name)
     def check(operands, attrs):
@@ -48,7 +49,7 @@ def binary(name, kind, method, partials=None):
         same_shapes(name, operands)
         check_kind(name, operands[0], kind)
         return [(operands[0].shape, operands[0].dtype)]
-    _declare(name, method, 2, partials)
+    _declare(name, method, 2, partials, dialect)
 
 
 def _declare(name, method, arity, partials, dialect="stablehlo"):
@@ -181,6 +182,9 @@ binary("xor", INTEGRAL, "xor")
 binary("shift_left", INTEGER, "shift_left")
 binary("shift_right_arithmetic", INTEGER, "shift_right_arithmetic")
 binary("shift_right_logical", INTEGER, "shift_right_logical")
+# the next float after x toward y (NumPy's nextafter): a step of one ulp, slope 1 in x
+binary("next_after", FLOAT, "next_after", lambda b, x, y, r: (const(b, 1, x), const(b, 0, y)),
+       dialect="chlo")
 
 # --- compare ------------------------------------------------------------------------------
 
@@ -273,6 +277,24 @@ def _convert_vjp(b, op, primals, results, cts):
 
 
 batching_rule("convert")(lambda b, op, operands, dims: batch_elementwise(b, op, operands, dims))
+
+# --- bitcast_convert ----------------------------------------------------------------------
+# The same bits read as another dtype of the same width (NumPy's ``x.view(dtype)``): what
+# `runtime.random` turns random bits into floats with.
+
+
+@checks("bitcast_convert")
+def _check_bitcast_convert(operands, attrs):
+    (x,), dtype = operands, attrs["dtype"]
+    require(dtype.itemsize == x.dtype.itemsize and dtypes.bool_ not in (dtype, x.dtype),
+            PSCTypeError, f"bitcast_convert keeps the width: cannot read {fmt(x)} as "
+            f"{dtype.name}")
+    return [(x.shape, dtype)]
+
+
+lowers("bitcast_convert")(lambda p, op: p.generic(op, "bitcast_convert"))
+nondifferentiable("bitcast_convert")   # a bit pattern has no derivative (as jax)
+batching_rule("bitcast_convert")(batch_elementwise)
 
 # Every element-wise primitive must be declared above.
 assert all(primitive(name).check for name, _ in BUILDER_METHODS.values())
