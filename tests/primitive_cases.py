@@ -281,3 +281,29 @@ def _cholesky(b, a):
 @case("lu", well_conditioned((3, 3)), primitives=("lu",))
 def _lu(b, a):
     return b.emit("lu", [a])
+
+# --- issue 13: fft -------------------------------------------------------------------------
+
+from runtime.primitives.fft import fft  # noqa: E402  (this block appended for issue 13)
+
+
+def _spectrum_weights(b, like, seed):
+    """A fixed complex array shaped like ``like`` (so each FFT's transpose is checked
+    through a map that is not the identity)."""
+    rng = np.random.default_rng(seed)
+    w = rng.uniform(0.5, 1.5, like.shape) + 1j * rng.uniform(-0.5, 0.5, like.shape)
+    return b.constant(w.astype(like.dtype))
+
+
+@case("fft", uniform((2, 7)), primitives=("fft",))
+def _fft_chain(b, x):
+    c = fft(b, x, "RFFT", (7,))
+    c = fft(b, b.mul(c, _spectrum_weights(b, c, 0)), "FFT", (4,))
+    c = b.mul(fft(b, c, "IFFT", (4,)), _spectrum_weights(b, c, 1))
+    return fft(b, c, "IRFFT", (7,))
+
+
+@case("fft_2d", uniform((3, 4, 6)), primitives=("fft",))
+def _fft_2d(b, x):
+    c = fft(b, x, "RFFT", (4, 6))
+    return fft(b, b.mul(c, _spectrum_weights(b, c, 2)), "IRFFT", (4, 6))

@@ -14,6 +14,7 @@ module                primitives
 ``guards``            ``check`` (run-time checks, `runtime.checks`)
 ``callbacks``         ``debug_callback`` (host callbacks: `runtime.debugging`)
 ``linalg``            ``solve``, ``cholesky``, ``lu`` (jaxlib's LAPACK kernels on CPU)
+``fft``               ``fft`` (StableHLO's FFT: FFT, IFFT, RFFT, IRFFT)
 ====================  ==========================================================
 
 Each module declares, for each of its primitives, the operand check and result type, the
@@ -21,6 +22,7 @@ StableHLO lowering, the JVP, the VJP and the batching rule, side by side.
 """
 from . import (callbacks, contractions, control_flow, elementwise, guards, indexing, linalg,
                reductions, shapes)
+from . import fft  # issue 13: numpy.fft
 
 __all__ = ["callbacks", "contractions", "control_flow", "elementwise", "guards", "indexing",
-           "linalg", "reductions", "shapes"]
+           "linalg", "reductions", "shapes", "fft"]
