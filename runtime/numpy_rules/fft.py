@@ -23,7 +23,8 @@ from .. import dtypes
 from ..builder import Builder
 from ..errors import PSCIndexError, PSCShapeError, PSCTypeError, PSCValueError
 from ..ir import Value
-from ..primitives.fft import conj, fft as _fft_op
+from ..primitives.fft import fft as _fft_op
+from ..primitives.support import conj
 from ..translation import register_translation_rule
 from ._core import lift, normalize_axis, static_int
 from .shapes import roll

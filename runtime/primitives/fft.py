@@ -27,7 +27,7 @@ from ..autodiff.tangents import is_float
 from ..errors import PSCShapeError, PSCTypeError, PSCValueError
 from ..lowering import i64_array
 from ..primitive import batching_rule, checks, lowers, vjp_rule
-from .support import const, fmt, linear_jvp, require, to_front
+from .support import conj, fmt, linear_jvp, require, to_front
 
 FFT_TYPES = ("FFT", "IFFT", "RFFT", "IRFFT")
 _COMPLEX = {np.dtype(np.float32): np.dtype(np.complex64),
@@ -76,14 +76,6 @@ def _lower_fft(p, op):
 
 
 linear_jvp("fft")
-
-
-def conj(b, z):
-    """The complex conjugate, from the real and imaginary parts (``convert`` keeps the
-    real part; the imaginary part is the real part of ``-i z``)."""
-    real = b.convert(z, dtypes.real_dtype(z.dtype))
-    imag = b.convert(b.mul(z, const(b, -1j, z)), real.dtype)
-    return b.sub(b.convert(real, z.dtype), b.mul(b.convert(imag, z.dtype), const(b, 1j, z)))
 
 
 def _rfft_transpose(b, ct, lengths):
