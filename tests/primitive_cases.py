@@ -307,3 +307,9 @@ def _fft_chain(b, x):
 def _fft_2d(b, x):
     c = fft(b, x, "RFFT", (4, 6))
     return fft(b, b.mul(c, _spectrum_weights(b, c, 2)), "IRFFT", (4, 6))
+
+
+@case("abs_complex", uniform((2, 3)), primitives=("abs",))
+def _abs_complex(b, x):
+    z = b.convert(x, np.complex128)
+    return b.abs(b.add(b.mul(z, _spectrum_weights(b, z, 3)), _spectrum_weights(b, z, 4)))
