@@ -14,7 +14,7 @@ import numpy.fft as F
 import pytest
 from numpy.fft import irfft, rfft
 
-from runtime import PSCError
+from runtime import PSCError, PSCTracedValueError
 from transpiler import grad, jit_ps
 
 jax.config.update("jax_enable_x64", True)
@@ -174,6 +174,17 @@ def test_errors_numpy_raises(name, dtype, shape, options, error):
         _transform(x, name, options)
     assert isinstance(info.value, error)
     assert "getattr(np.fft, name)" in str(info.value)   # the user's line
+
+
+@jit_ps
+def _traced_length(x, n):
+    return np.fft.fft(x, n=n)
+
+
+def test_traced_length_is_refused_at_the_line():
+    with pytest.raises(PSCTracedValueError) as info:
+        _traced_length(np.zeros(4), 4)
+    assert "np.fft.fft(x, n=n)" in str(info.value)
 
 
 # --- derivatives --------------------------------------------------------------------------
