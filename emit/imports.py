@@ -47,7 +47,7 @@ def _rewrite(node, used: set[str]):
         module = _RENAMED_MODULES.get(node.module, node.module)
         if module.startswith("numpy."):   # from numpy.fft import fft
             module = "runtime.numpy_api." + module[len("numpy."):]
-            if module not in ("runtime.numpy_api.linalg",):
+            if module not in ("runtime.numpy_api.linalg", "runtime.numpy_api.fft"):
                 parent, _, leaf = module.rpartition(".")
                 return [gast.ImportFrom(parent, [gast.alias(leaf, "_psc_" + leaf)], 0)] + \
                     [gast.Assign([gast.Name(a.asname or a.name, gast.Store(), None, None)],

@@ -352,3 +352,34 @@ case("conv_batch_groups", uniform((4, 3, 5)), uniform((6, 3, 2)),
 # 45 mantissa bits: a real rounding, yet fine enough for the central differences
 case("reduce_precision", uniform((2, 3)), primitives=("reduce_precision",))(
     lambda b, x: b.emit("reduce_precision", [x], exponent_bits=11, mantissa_bits=45)[0])
+# --- issue 13: fft -------------------------------------------------------------------------
+
+from runtime.primitives.fft import fft  # noqa: E402  (this block appended for issue 13)
+
+
+def _spectrum_weights(b, like, seed):
+    """A fixed complex array shaped like ``like`` (so each FFT's transpose is checked
+    through a map that is not the identity)."""
+    rng = np.random.default_rng(seed)
+    w = rng.uniform(0.5, 1.5, like.shape) + 1j * rng.uniform(-0.5, 0.5, like.shape)
+    return b.constant(w.astype(like.dtype))
+
+
+@case("fft", uniform((2, 7)), primitives=("fft",))
+def _fft_chain(b, x):
+    c = fft(b, x, "RFFT", (7,))
+    c = fft(b, b.mul(c, _spectrum_weights(b, c, 0)), "FFT", (4,))
+    c = b.mul(fft(b, c, "IFFT", (4,)), _spectrum_weights(b, c, 1))
+    return fft(b, c, "IRFFT", (7,))
+
+
+@case("fft_2d", uniform((3, 4, 6)), primitives=("fft",))
+def _fft_2d(b, x):
+    c = fft(b, x, "RFFT", (4, 6))
+    return fft(b, b.mul(c, _spectrum_weights(b, c, 2)), "IRFFT", (4, 6))
+
+
+@case("abs_complex", uniform((2, 3)), primitives=("abs",))
+def _abs_complex(b, x):
+    z = b.convert(x, np.complex128)
+    return b.abs(b.add(b.mul(z, _spectrum_weights(b, z, 3)), _spectrum_weights(b, z, 4)))

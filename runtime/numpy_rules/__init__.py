@@ -1,3 +1,4 @@
 """NumPy translation rules, registered in `runtime.translation` on import."""
 from . import (builtins, creation, decompositions, elementwise, indexing, linalg,  # noqa: F401
                reductions, shapes, statistics)
+from . import fft  # noqa: F401,E402  (issue 13: numpy.fft)

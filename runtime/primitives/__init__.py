@@ -17,13 +17,14 @@ module                primitives
 ``convolution``       ``conv_general_dilated``
 ``windows``           ``reduce_window``, ``reduce_window_region``,
                       ``select_and_gather_add``, ``select_and_scatter_add``
+``fft``               ``fft`` (StableHLO's FFT: FFT, IFFT, RFFT, IRFFT)
 ====================  ==========================================================
 
 Each module declares, for each of its primitives, the operand check and result type, the
 StableHLO lowering, the JVP, the VJP and the batching rule, side by side.
 """
-from . import (callbacks, contractions, control_flow, convolution, elementwise, guards,
+from . import (callbacks, contractions, control_flow, convolution, elementwise, fft, guards,
                indexing, linalg, reductions, shapes, windows)
 
-__all__ = ["callbacks", "contractions", "control_flow", "convolution", "elementwise", "guards",
-           "indexing", "linalg", "reductions", "shapes", "windows"]
+__all__ = ["callbacks", "contractions", "control_flow", "convolution", "elementwise", "fft",
+           "guards", "indexing", "linalg", "reductions", "shapes", "windows"]

@@ -20,7 +20,7 @@ from ..lowering import compare_attrs
 from ..primitive import (batching_rule, checks, jvp_rule, lowers, nondifferentiable,
                          primitive, vjp_rule)
 from .support import (ANY, FLOAT, INEXACT, INTEGER, INTEGRAL, NUMERIC, check_kind, const,
-                      fmt, from_partials, linear_jvp, require, same_dtypes, same_shapes,
+                      conj, fmt, from_partials, linear_jvp, require, same_dtypes, same_shapes,
                       align_batched)
 
 # Builder method name -> (primitive name, number of operands): `Builder` gets one method
@@ -119,6 +119,32 @@ unary("negate", NUMERIC, "neg", lambda b, x, r: (const(b, -1, x),))
 unary("abs", NUMERIC, "abs", lambda b, x, r: (b.select(b.ge(x, const(b, 0, x)), const(b, 1, x),
                                                       const(b, -1, x)),),   # abs'(0) = 1
       result_dtype=_abs_dtype)
+_real_abs_jvp, _real_abs_vjp = primitive("abs").jvp, primitive("abs").vjp
+
+
+# issue 13 (fft): |z| of a complex z, d|z| = Re(conj(z) dz) / |z| (0 at z = 0); the VJP is
+# its transpose, ct * conj(z) / |z|, jax's convention for complex cotangents.
+def _complex_abs_direction(b, x, r):
+    safe = b.select(b.eq(r, const(b, 0, r)), const(b, 1, r), r)
+    return b.div(conj(b, x), b.convert(safe, x.dtype))
+
+
+@jvp_rule("abs")
+def _abs_jvp(b, op, primals, tangents):
+    (x,), (t,) = primals, tangents
+    if not dtypes.is_complex(x.dtype) or t is None:
+        return _real_abs_jvp(b, op, primals, tangents)
+    (r,) = replay(b, op, primals)
+    return [r], [b.convert(b.mul(_complex_abs_direction(b, x, r), t), r.dtype)]
+
+
+@vjp_rule("abs")
+def _abs_vjp(b, op, primals, results, cts):
+    (x,), (ct,) = primals, cts
+    if not dtypes.is_complex(x.dtype):
+        return _real_abs_vjp(b, op, primals, results, cts)
+    return [b.mul(_complex_abs_direction(b, x, results[0]), b.convert(ct, x.dtype))]
+
 unary("sign", NUMERIC, "sign")
 unary("exponential", INEXACT, "exp", lambda b, x, r: (r,))
 unary("log", INEXACT, "log", lambda b, x, r: (_recip(b, x),))

@@ -81,6 +81,15 @@ def const(b, value, like):
     return b.broadcast_in_dim(b.constant(np.asarray(value, like.dtype)), like.shape, ())
 
 
+def conj(b, z):
+    """The complex conjugate, from the real and imaginary parts (``convert`` keeps the
+    real part; the imaginary part is the real part of ``-i z``): the builder has no
+    ``conj`` op."""
+    real = b.convert(z, dtypes.real_dtype(z.dtype))
+    imag = b.convert(b.mul(z, const(b, -1j, z)), real.dtype)
+    return b.sub(b.convert(real, z.dtype), b.mul(b.convert(imag, z.dtype), const(b, 1j, z)))
+
+
 # --- rule builders ------------------------------------------------------------------------
 
 def from_partials(name: str, partials) -> None:
