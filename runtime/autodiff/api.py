@@ -1,5 +1,6 @@
 """``grad``, ``value_and_grad``, ``jvp``, ``vjp``, ``jacfwd``, ``jacrev``, ``hessian``, with
-JAX's signatures.
+JAX's signatures and options (``argnums``, ``has_aux``, ``holomorphic``, ``allow_int``) and
+JAX's dtype checks (`dtype_checks`).
 
 Inside a PSC function (while a computation is built) they trace the differentiated function
 into a region and emit its derivative program into the current builder, so they compose to
@@ -339,12 +340,9 @@ def _batched(b, fn, examples, basis):
     """``fn`` traced on arguments like ``examples`` and run on every lane of ``basis`` (one
     array per argument, lanes along dimension 0): its output tree, each leaf a pair
     (Value, batch dimension or None)."""
-    traced = trace(b, _lifted(fn), tuple(examples))
+    traced = trace(b, _lifted(fn), tuple(examples))   # every output leaf is a Value
     outs, dims = batch_region(b, traced.region, basis, [0] * len(basis))
-    pairs = iter(zip(outs, dims))
-    leaves = [next(pairs) if isinstance(v, Value) else (b.constant(np.asarray(v)), None)
-              for v in traced.outputs]
-    return tree_util.tree_unflatten(traced.out_treedef, leaves)
+    return tree_util.tree_unflatten(traced.out_treedef, list(zip(outs, dims)))
 
 
 def _unbatched(b, pair):
