@@ -122,7 +122,7 @@ unary("abs", NUMERIC, "abs", lambda b, x, r: (b.select(b.ge(x, const(b, 0, x)), 
 _real_abs_jvp, _real_abs_vjp = primitive("abs").jvp, primitive("abs").vjp
 
 
-# issue 13 (fft): |z| of a complex z, d|z| = Re(conj(z) dz) / |z| (0 at z = 0); the VJP is
+# |z| of a complex z (JAX's convention): d|z| = Re(conj(z) dz) / |z| (0 at z = 0); the VJP is
 # its transpose, ct * conj(z) / |z|, jax's convention for complex cotangents.
 def _complex_abs_direction(b, x, r):
     safe = b.select(b.eq(r, const(b, 0, r)), const(b, 1, r), r)
@@ -145,40 +145,9 @@ def _abs_vjp(b, op, primals, results, cts):
         return _real_abs_vjp(b, op, primals, results, cts)
     return [b.mul(_complex_abs_direction(b, x, results[0]), b.convert(ct, x.dtype))]
 
+
 unary("sign", NUMERIC, "sign")
-_real_abs_jvp, _real_abs_vjp = primitive("abs").jvp, primitive("abs").vjp
 
-
-def _unit_conjugate(b, x, magnitude):
-    """conj(x) / |x| for complex ``x`` (0 where x == 0), the derivative of |x| as JAX takes
-    it: d|x| = re(conj(x) dx) / |x|.  conj(x) is 2 re(x) - x (the builder has no conj;
-    ``convert`` to a real dtype keeps the real part)."""
-    real = b.convert(b.convert(x, magnitude.dtype), x.dtype)
-    conjugate = b.sub(b.add(real, real), x)
-    nonzero = b.convert(magnitude, x.dtype)
-    safe = b.select(b.eq(nonzero, const(b, 0, nonzero)), const(b, 1, nonzero), nonzero)
-    return b.div(conjugate, safe)
-
-
-@jvp_rule("abs")
-def _abs_jvp(b, op, primals, tangents):
-    (x,), (t,) = primals, tangents
-    if not dtypes.is_complex(x.dtype):
-        return _real_abs_jvp(b, op, primals, tangents)
-    results = replay(b, op, primals)
-    if t is None:
-        return results, [None]
-    return results, [b.convert(b.mul(_unit_conjugate(b, x, results[0]), t),
-                               results[0].dtype)]
-
-
-@vjp_rule("abs")
-def _abs_vjp(b, op, primals, results, cts):
-    (x,), (ct,) = primals, cts
-    if not dtypes.is_complex(x.dtype):
-        return _real_abs_vjp(b, op, primals, results, cts)
-    # the transpose of dx -> re(u dx) (u = conj(x)/|x|) is ct -> u ct, as in JAX
-    return [b.mul(_unit_conjugate(b, x, results[0]), b.convert(ct, x.dtype))]
 unary("exponential", INEXACT, "exp", lambda b, x, r: (r,))
 unary("log", INEXACT, "log", lambda b, x, r: (_recip(b, x),))
 unary("log_plus_one", INEXACT, "log1p", lambda b, x, r: (_recip(b, b.add(x, const(b, 1, x))),))
