@@ -54,3 +54,5 @@ from .errors import PSCPerformanceWarning
 __all__ += ["PSCPerformanceWarning"]   # issue 17: a staged loop that had to be unrolled
 __all__ += ["with_argument_updates", "updated_arguments",   # issue 17: argument updates
             "result_and_updated_arguments"]
+from .autodiff.custom import custom_jvp, custom_vjp, stop_gradient
+__all__ += ["custom_jvp", "custom_vjp", "stop_gradient"]   # issue 12: custom derivatives

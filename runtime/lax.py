@@ -137,3 +137,8 @@ __all__ = ["while_loop", "cond", "fori_loop", "switch", "static_range"]
 
 
 # --- issue 15: structural primitives ---
+
+
+# --- issue 12: stop_gradient ---
+from .autodiff.custom import stop_gradient  # noqa: E402
+__all__ += ["stop_gradient"]

@@ -19,6 +19,11 @@ CONTROL_FLOW = frozenset({"while_loop", "cond", "fori_loop", "switch", STATIC_RA
 TRANSFORMS = frozenset({"grad", "value_and_grad", "jvp", "vjp", "jacfwd", "jacrev",
                         "hessian"})
 
+# `runtime.autodiff.custom` (issue 12): user-defined derivatives.  A function decorated
+# with custom_jvp/custom_vjp is itself a primitive to PSC code (called, not transpiled).
+CUSTOM_DERIVATIVES = frozenset({"custom_jvp", "custom_vjp", "stop_gradient"})
+TRANSFORMS = TRANSFORMS | CUSTOM_DERIVATIVES
+
 # `runtime.debugging`: printing from compiled code.
 CALLBACKS = frozenset({"debug_print"})
 

@@ -45,3 +45,5 @@ from runtime import to_device   # issue 17: inputs moved to the device once, 64-
 __all__ += ["to_device"]
 from runtime import PSCPerformanceWarning
 __all__ += ["PSCPerformanceWarning"]   # issue 17: a staged loop that had to be unrolled
+from runtime import custom_jvp, custom_vjp, stop_gradient   # issue 12: custom derivatives
+__all__ += ["custom_jvp", "custom_vjp", "stop_gradient"]

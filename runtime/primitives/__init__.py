@@ -14,6 +14,7 @@ module                primitives
 ``guards``            ``check`` (run-time checks, `runtime.checks`)
 ``callbacks``         ``debug_callback`` (host callbacks: `runtime.debugging`)
 ``linalg``            ``solve``, ``cholesky``, ``lu`` (jaxlib's LAPACK kernels on CPU)
+``custom_derivatives`` ``custom_jvp_call``, ``custom_vjp_call``, ``stop_gradient``
 ====================  ==========================================================
 
 Each module declares, for each of its primitives, the operand check and result type, the
@@ -21,6 +22,8 @@ StableHLO lowering, the JVP, the VJP and the batching rule, side by side.
 """
 from . import (callbacks, contractions, control_flow, elementwise, guards, indexing, linalg,
                reductions, shapes)
+from . import custom_derivatives  # issue 12: custom_jvp, custom_vjp, stop_gradient
 
 __all__ = ["callbacks", "contractions", "control_flow", "elementwise", "guards", "indexing",
            "linalg", "reductions", "shapes"]
+__all__ += ["custom_derivatives"]
