@@ -24,6 +24,7 @@ from ..context import building, current_builder, has_builder
 from ..errors import PSCError, PSCTypeError, PSCValueError, SourceLocation
 from ..ir import Value
 from .api import _lift, _staged_with_static_ints
+from .tangents import is_float
 from .trace import trace
 
 _GUARDS = ("check", "debug_callback")
@@ -141,6 +142,7 @@ def _bind(custom: _CustomFunction, args):
                       "inside a custom derivative function are not supported",
                       "move them out of the function, or index with static positions")
     captured = list(region.captures)
+    _refuse_traced_closures(b, custom, captured)
     region.params.extend(region.captures[v] for v in captured)   # closed, like a branch
     leaves, in_tree = tree_util.tree_flatten(diff)
     rule = CustomRule(custom, args, tuple(positions), in_tree, traced.out_treedef,
@@ -153,6 +155,19 @@ def _bind(custom: _CustomFunction, args):
     it = iter(results)
     out = [next(it) if isinstance(v, Value) else v for v in traced.outputs]
     return tree_util.tree_unflatten(traced.out_treedef, out)
+
+
+def _refuse_traced_closures(b, custom, captured):
+    """A custom function reading a traced value of an enclosing function: its rules could
+    not give that value a derivative (JAX asks for ``closure_convert``), so it is refused.
+    Constants (a large NumPy array is one captured constant) are fine."""
+    for value in captured:
+        producer = value.producer
+        if is_float(value) and (producer is None or producer.name != "constant"):
+            raise b.error(PSCValueError, f"the custom derivative function {custom.__name__} "
+                          "reads a traced value of an enclosing function, which its rules "
+                          "cannot differentiate",
+                          "pass that value to the custom function as an argument")
 
 
 def _merge(args, positions, values):

@@ -26,6 +26,7 @@ from ..autodiff.trace import trace
 from ..batching import batch_region
 from ..context import current_builder
 from ..errors import PSCTypeError, PSCValueError
+from ..ir import Region
 from ..lowering import lower_operation
 from ..primitive import (batching_rule, checks, jvp_rule, lowers, nondifferentiable,
                          saves_for_vjp, vjp_rule)
@@ -90,13 +91,26 @@ def custom_jvp_vjp(b, op, primals, results, cts):
         return rule.jvp(current_builder(), op, inputs, ts)[1]   # (the traced region's)
     traced = trace(b, tangent_map, tuple(inputs[i] for i in floats))
     region = traced.region
-    env = forward_pass(b, region, [zeros_like(b, inputs[i]) for i in floats],
-                       save_loops=True)
-    param_cts, _ = backward_pass(b, region, env, list(cts))
+    env = forward_pass(b, region, [zeros_like(b, inputs[i]) for i in floats])
+    param_cts, _ = backward_pass(b, _linear_part(region), env, list(cts))
     out = [None] * len(primals)
     for i, ct in zip(floats, param_cts):
         out[i] = ct
     return out
+
+
+def _linear_part(region: Region) -> Region:
+    """``region`` less the ops that do not read its (tangent) parameters: the backward pass
+    stops at primal values (a primal op may be this very custom function again, whose VJP
+    would recurse).  A loop in it is run again by its VJP (nothing was saved)."""
+    reached = set(region.params)
+    linear = Region(region.name + "_linear", region.parent)
+    for op in region.operations:
+        if any(v in reached for v in op.operands):
+            reached.update(op.results)
+            linear.operations.append(op)
+    linear.params, linear.outputs = list(region.params), list(region.outputs)
+    return linear
 
 
 # --- custom_vjp_call ---------------------------------------------------------------------------

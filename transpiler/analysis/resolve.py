@@ -161,8 +161,10 @@ class StaticResolver:
                 return self._is_custom_derivative(decorator.args[0])
             decorator = decorator.func
         resolved = self._expression(decorator)
-        return resolved is not None and resolved.kind is Kind.PRIMITIVE and \
-            resolved.qualname.rsplit(".", 1)[-1] in CUSTOM_DERIVATIVE_DECORATORS
+        qualname = (resolved.qualname or "") if resolved is not None else ""
+        # (`transpiler.custom_jvp` resolves as an attribute of a module: by its name)
+        return qualname.split(".")[0] in PACKAGES and \
+            qualname.rsplit(".", 1)[-1] in CUSTOM_DERIVATIVE_DECORATORS
 
     def resolve(self, name: str) -> Resolution:
         if name in self.bindings:
