@@ -40,7 +40,7 @@ class _CustomFunction:
     its non-differentiable arguments, and the call."""
 
     __psc_primitive__ = True   # PSC code calls it as it is (see `runtime.calls.transpiled`)
-    _op = ""
+    op_name = ""
 
     def __init__(self, fun, nondiff_argnums=()):
         functools.update_wrapper(self, fun)
@@ -50,14 +50,15 @@ class _CustomFunction:
     def __call__(self, *args, **kwargs):
         args = _positional(self.fun, args, kwargs)
         if not has_builder():
-            diff = [i for i in range(len(args)) if i not in self._nondiff(len(args))]
-            return _staged_with_static_ints((self._op, self), diff, self, args, {})
+            diff = [i for i in range(len(args)) if i not in self.nondiff_positions(len(args))]
+            return _staged_with_static_ints((self.op_name, self), diff, self, args, {})
         return _bind(self, args)
 
     def __get__(self, instance, owner):   # a method: bound like a function
         return self if instance is None else functools.partial(self, instance)
 
-    def _nondiff(self, count):
+    def nondiff_positions(self, count):
+        """The positions of the non-differentiable arguments of a call with ``count``."""
         return {p % count for p in self.nondiff_argnums if -count <= p < count}
 
 
@@ -68,7 +69,7 @@ class custom_jvp(_CustomFunction):
     tangent_out)`` (with ``nondiff_argnums``, the rule takes those arguments first).
     Reverse mode transposes the rule, which must be linear in the tangents."""
 
-    _op = "custom_jvp_call"
+    op_name = "custom_jvp_call"
 
     def __init__(self, fun, nondiff_argnums=()):
         super().__init__(fun, nondiff_argnums)
@@ -87,7 +88,7 @@ class custom_vjp(_CustomFunction):
     cotangent per differentiable argument (a tuple); with ``nondiff_argnums``, ``bwd``
     takes those arguments first.  It has no forward mode, as in JAX."""
 
-    _op = "custom_vjp_call"
+    op_name = "custom_vjp_call"
 
     def __init__(self, fun, nondiff_argnums=()):
         super().__init__(fun, nondiff_argnums)
@@ -122,7 +123,7 @@ def _positional(fun, args, kwargs):
 def _bind(custom: _CustomFunction, args):
     """Emit the custom op for ``custom(*args)`` into the current builder."""
     b = current_builder()
-    nondiff = custom._nondiff(len(args))
+    nondiff = custom.nondiff_positions(len(args))
     for p in sorted(nondiff):
         if any(isinstance(leaf, Value) for leaf in tree_util.tree_leaves(args[p])):
             raise b.error(PSCTypeError, f"{custom.__name__}: argument {p} is in "
@@ -147,7 +148,7 @@ def _bind(custom: _CustomFunction, args):
     leaves, in_tree = tree_util.tree_flatten(diff)
     rule = CustomRule(custom, args, tuple(positions), in_tree, traced.out_treedef,
                       tuple(traced.outputs))
-    results = b.emit(custom._op, leaves + captured, (region,), rule=rule,
+    results = b.emit(custom.op_name, leaves + captured, (region,), rule=rule,
                      num_inputs=len(leaves),
                      result_avals=tuple((v.shape, v.dtype) for v in region.outputs))
     for result, output in zip(results, region.outputs):
