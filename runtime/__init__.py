@@ -58,3 +58,5 @@ from .lax import scan
 __all__ += ["scan"]   # issue 12: scan
 from .vmap import vmap
 __all__ += ["vmap"]   # issue 12: vmap
+from .autodiff.custom import custom_jvp, custom_vjp, stop_gradient
+__all__ += ["custom_jvp", "custom_vjp", "stop_gradient"]   # issue 12: custom derivatives

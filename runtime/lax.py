@@ -154,3 +154,8 @@ from .lax_structural import (broadcast_in_dim, broadcasted_iota, dot_general,  #
                              reduce_precision, select, sort)
 __all__ += ["dot_general", "dynamic_slice", "dynamic_update_slice", "pad", "select",
             "broadcast_in_dim", "reduce_precision", "iota", "broadcasted_iota", "sort"]
+
+
+# --- issue 12: stop_gradient ---
+from .autodiff.custom import stop_gradient  # noqa: E402
+__all__ += ["stop_gradient"]

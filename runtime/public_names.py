@@ -21,6 +21,11 @@ TRANSFORMS = frozenset({"grad", "value_and_grad", "jvp", "vjp", "jacfwd", "jacre
                         "hessian"})
 TRANSFORMS |= {"vmap"}   # issue 12: vmap (`runtime.vmap`)
 
+# `runtime.autodiff.custom` (issue 12): user-defined derivatives.  A function decorated
+# with custom_jvp/custom_vjp is itself a primitive to PSC code (called, not transpiled).
+CUSTOM_DERIVATIVES = frozenset({"custom_jvp", "custom_vjp", "stop_gradient"})
+TRANSFORMS = TRANSFORMS | CUSTOM_DERIVATIVES
+
 # `runtime.debugging`: printing from compiled code.
 CALLBACKS = frozenset({"debug_print"})
 

@@ -383,3 +383,58 @@ def _fft_2d(b, x):
 def _abs_complex(b, x):
     z = b.convert(x, np.complex128)
     return b.abs(b.add(b.mul(z, _spectrum_weights(b, z, 3)), _spectrum_weights(b, z, 4)))
+
+# --- issue 12: custom derivatives --------------------------------------------------------------
+# The rule functions are plain Python, transpiled on first use (importing `transpiler`
+# installs the hook); the custom functions are called as PSC code calls them.
+
+import transpiler as _transpiler  # noqa: E402,F401  (transpiles the rule functions)
+from runtime import custom_jvp as _custom_jvp, custom_vjp as _custom_vjp  # noqa: E402
+from runtime.context import building as _building  # noqa: E402
+
+
+@_custom_jvp
+def _sin_times(x, y):
+    return np.sin(x) * y
+
+
+@_sin_times.defjvp
+def _sin_times_jvp(primals, tangents):
+    x, y = primals
+    dx, dy = tangents
+    return np.sin(x) * y, np.cos(x) * y * dx + np.sin(x) * dy
+
+
+@_custom_vjp
+def _cube(x):
+    return x * x * x
+
+
+def _cube_fwd(x):
+    return x * x * x, x
+
+
+def _cube_bwd(x, g):
+    return (3.0 * x * x * g,)
+
+
+_cube.defvjp(_cube_fwd, _cube_bwd)
+
+
+@case("custom_jvp_call", uniform((2, 3)), uniform((2, 3)), primitives=("custom_jvp_call",))
+def _custom_jvp_call(b, x, y):
+    with _building(b):
+        return _sin_times(x, y)
+
+
+@case("custom_vjp_call", uniform((4,)), primitives=("custom_vjp_call",))
+def _custom_vjp_call(b, x):
+    with _building(b):
+        return _cube(x)
+
+
+# (integers: its zero derivative differs from central differences by design; its
+# derivative is tested against jax.lax.stop_gradient in tests/test_custom_derivatives.py)
+@case("stop_gradient", integers((2, 3)), primitives=("stop_gradient",))
+def _stop_gradient(b, x):
+    return b.mul(b.emit("stop_gradient", [x])[0], x)

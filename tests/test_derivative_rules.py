@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from runtime import Builder, PSCUnsupportedCallError, PSCValueError, compile
+from runtime import Builder, PSCTypeError, PSCUnsupportedCallError, PSCValueError, compile
 from runtime.autodiff.forward import jvp_region
 from runtime.autodiff.reverse import backward_pass, forward_pass
 
@@ -24,6 +24,7 @@ REFUSED = {
     "lu": (PSCUnsupportedCallError, PSCUnsupportedCallError),   # det/slogdet: no derivative
     "while_lane_dependent_trips": (None, PSCValueError),   # trip count known at run time
     "reduce_window_region": (PSCUnsupportedCallError, PSCUnsupportedCallError),  # any reducer
+    "custom_vjp_call": (PSCTypeError, None),   # no forward mode, as in JAX
 }
 STEP = 1e-6
 

@@ -49,3 +49,5 @@ from runtime import scan
 __all__ += ["scan"]   # issue 12: scan
 from runtime import vmap   # issue 12: vmap
 __all__ += ["vmap"]
+from runtime import custom_jvp, custom_vjp, stop_gradient   # issue 12: custom derivatives
+__all__ += ["custom_jvp", "custom_vjp", "stop_gradient"]

@@ -18,13 +18,15 @@ module                primitives
 ``windows``           ``reduce_window``, ``reduce_window_region``,
                       ``select_and_gather_add``, ``select_and_scatter_add``
 ``fft``               ``fft`` (StableHLO's FFT: FFT, IFFT, RFFT, IRFFT)
+``custom_derivatives`` ``custom_jvp_call``, ``custom_vjp_call``, ``stop_gradient``
 ====================  ==========================================================
 
 Each module declares, for each of its primitives, the operand check and result type, the
 StableHLO lowering, the JVP, the VJP and the batching rule, side by side.
 """
-from . import (callbacks, contractions, control_flow, convolution, elementwise, fft, guards,
-               indexing, linalg, reductions, shapes, windows)
+from . import (callbacks, contractions, control_flow, convolution, custom_derivatives,
+               elementwise, fft, guards, indexing, linalg, reductions, shapes, windows)
 
-__all__ = ["callbacks", "contractions", "control_flow", "convolution", "elementwise", "fft",
-           "guards", "indexing", "linalg", "reductions", "shapes", "windows"]
+__all__ = ["callbacks", "contractions", "control_flow", "convolution", "custom_derivatives",
+           "elementwise", "fft", "guards", "indexing", "linalg", "reductions", "shapes",
+           "windows"]

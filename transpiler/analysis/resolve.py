@@ -19,6 +19,8 @@ from runtime import qualified_name
 from runtime.purity import display_name, impurity
 from runtime.public_names import PACKAGES, PRIMITIVES, STATIC_RANGE
 
+CUSTOM_DERIVATIVE_DECORATORS = ("custom_jvp", "custom_vjp")
+
 from ..anno import Anno, getanno, setanno
 from .activity import Scope, ScopedVisitor, scope_of
 
@@ -126,6 +128,10 @@ class StaticResolver:
                 qualname = f"{node.module}.{alias.name}"
                 self.bindings[alias.asname or alias.name] = Resolution(
                     _classify_qualname(qualname), qualname)
+        elif isinstance(node, gast.FunctionDef) and any(
+                self._is_custom_derivative(d) for d in node.decorator_list):
+            # a custom_jvp/custom_vjp function is a primitive, as `classify_value` says
+            self.bindings[node.name] = Resolution(Kind.PRIMITIVE, f"transpiler.{node.name}")
         elif isinstance(node, gast.FunctionDef):
             self.bindings[node.name] = Resolution(Kind.USER_FUNCTION,
                                                   f"{module_name}.{node.name}")
@@ -135,6 +141,30 @@ class StaticResolver:
                 for name in gast.walk(target):
                     if isinstance(name, gast.Name):
                         self.bindings[name.id] = Resolution(Kind.VALUE, None)
+
+    def _expression(self, node) -> Resolution | None:
+        """The resolution of a name or attribute chain from the bindings so far."""
+        if isinstance(node, gast.Name):
+            return self.bindings.get(node.id)
+        if isinstance(node, gast.Attribute):
+            base = self._expression(node.value)
+            return base.attribute(node.attr) if base is not None else None
+        return None
+
+    def _is_custom_derivative(self, decorator) -> bool:
+        """``@custom_jvp``, ``@custom_jvp(...)`` or ``@functools.partial(custom_jvp, ...)``
+        (and the same for ``custom_vjp``)."""
+        if isinstance(decorator, gast.Call):
+            func = self._expression(decorator.func)
+            if func is not None and (func.qualname or "").endswith("functools.partial") \
+                    and decorator.args:
+                return self._is_custom_derivative(decorator.args[0])
+            decorator = decorator.func
+        resolved = self._expression(decorator)
+        qualname = (resolved.qualname or "") if resolved is not None else ""
+        # (`transpiler.custom_jvp` resolves as an attribute of a module: by its name)
+        return qualname.split(".")[0] in PACKAGES and \
+            qualname.rsplit(".", 1)[-1] in CUSTOM_DERIVATIVE_DECORATORS
 
     def resolve(self, name: str) -> Resolution:
         if name in self.bindings:
