@@ -414,3 +414,32 @@ def test_gradients_through_parameters_match_jax():
 
 def jnp_stack(values):
     return np.stack([np.asarray(v) for v in values])
+
+
+# --- under vmap: a batch of keys gives each lane jax's draws ------------------------------
+
+def _draws(key, logits):
+    k1, k2, k3 = random.split(key, 3)
+    return (random.normal(k1, (3,)), random.randint(k2, (2,), 0, 10),
+            random.categorical(k3, logits))
+
+
+def _draws_oracle(key, logits):
+    k1, k2, k3 = jax.random.split(key, 3)
+    return (jax.random.normal(k1, (3,)), jax.random.randint(k2, (2,), 0, 10),
+            jax.random.categorical(k3, logits))
+
+
+@pytest.mark.parametrize("in_axes", [(0, None), (1, None), (0, 0)])
+def test_vmap_of_samplers_over_keys(in_axes):
+    from transpiler import vmap
+    keys_ = np.asarray(jr.split(jr.PRNGKey(7), 4))
+    logits = np.log(np.array([[0.1, 0.6, 0.3]] * 4)) if in_axes[1] == 0 else \
+        np.log(np.array([0.1, 0.6, 0.3]))
+    keys_in = keys_.T if in_axes[0] == 1 else keys_
+    ours = jit_ps(vmap(_draws, in_axes=in_axes))(keys_in, logits)
+    with jax.enable_x64(True):
+        theirs = jax.vmap(_draws_oracle, in_axes=in_axes)(keys_in, logits)
+    assert len(ours) == len(theirs)
+    for mine, jaxs in zip(ours, theirs):
+        same(mine, np.asarray(jaxs))
