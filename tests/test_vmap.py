@@ -457,3 +457,16 @@ def test_vmap_of_a_function_updating_its_argument_is_refused():
     from transpiler import PSCSyntaxError
     with pytest.raises(PSCSyntaxError, match="updates its parameter"):
         vmap(bump_first)(X.copy())
+
+
+def test_transforms_from_plain_python_keep_a_bounded_cache(monkeypatch):
+    """A fresh lambda per call is a fresh key: the staged functions behind transforms called
+    from plain Python stay bounded (least recently used evicted)."""
+    from runtime.autodiff import api
+    monkeypatch.setattr(api._staged_cache, "maxsize", 2)
+    x = np.arange(3.0)
+    def scaled(k):
+        return lambda v: v * k
+    for k in range(4):
+        np.testing.assert_allclose(vmap(scaled(k))(x), x * k)
+    assert api._staged_cache.info().size <= 2

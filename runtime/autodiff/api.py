@@ -17,6 +17,7 @@ from jax import tree_util
 from ..context import current_builder, has_builder
 from ..errors import PSCTypeError, PSCValueError
 from ..ir import Value
+from ..cache import LRUCache
 from ..calls import transpiled
 from ..staged import StagedFunction
 from ..batching import batch_region
@@ -29,7 +30,9 @@ from .reverse import backward_pass, forward_pass
 from .tangents import zeros_like
 from .trace import trace
 
-_staged_cache: dict = {}   # (transform name, function, options) -> StagedFunction
+# (transform name, function, options) -> StagedFunction.  Bounded: a fresh lambda per call
+# (`vmap(lambda v: ...)(x)` in a loop) makes a fresh key every time.
+_staged_cache = LRUCache(maxsize=512)
 
 
 def _primitive(fn):
@@ -67,8 +70,7 @@ def _staged(key, transform, *args, **kwargs):
     ``key`` (the transform's name, the function and its options), compiled per signature.
     Results are NumPy, or jax arrays where the function was made with
     ``return_device_arrays=True`` (a ``functools.wraps`` wrapper of it carries the flag)."""
-    staged = _staged_cache.get(key)
-    if staged is None:
+    def create():
         def build(b, *call_args, **call_kwargs):
             return transform(*call_args, **call_kwargs)
 
@@ -76,10 +78,9 @@ def _staged(key, transform, *args, **kwargs):
             raise NotImplementedError
         interface.__name__ = f"{key[0]}_{getattr(key[1], '__name__', 'f')}"
         device = bool(getattr(key[1], "return_device_arrays", False))
-        staged = _staged_cache[key] = StagedFunction(build, interface,
-                                                     name=interface.__name__,
-                                                     return_device_arrays=device)
-    return staged(*args, **kwargs)
+        return StagedFunction(build, interface, name=interface.__name__,
+                              return_device_arrays=device)
+    return _staged_cache.get_or_create(key, create)(*args, **kwargs)
 
 
 # --- jvp / vjp -----------------------------------------------------------------------------------
