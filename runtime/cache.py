@@ -72,6 +72,11 @@ class LRUCache:
         with self._lock:
             return CacheInfo(self.hits, self.misses, len(self._entries), self.maxsize)
 
+    def items(self) -> list:
+        """A snapshot of the (key, value) pairs, least recently used first."""
+        with self._lock:
+            return list(self._entries.items())
+
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
