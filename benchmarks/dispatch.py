@@ -38,6 +38,23 @@ def ready(result):
     return result if wait is None else wait()
 
 
+def best_alternating(fns, args, calls: int, repeats: int, warmups: int = 3) -> list[float]:
+    """Best time per call (seconds) of each function; the runs alternate between the
+    functions, so load from other processes on the machine hits them alike."""
+    for fn in fns:
+        for _ in range(warmups):
+            ready(fn(*args))
+    best = [float("inf")] * len(fns)
+    for _ in range(repeats):
+        for i, fn in enumerate(fns):
+            start = time.perf_counter()
+            for _ in range(calls):
+                out = fn(*args)
+            ready(out)
+            best[i] = min(best[i], (time.perf_counter() - start) / calls)
+    return best
+
+
 def build_axpy(b, x, y):
     return translate(b, np.add, translate(b, np.multiply, x, y), 1.0)
 

@@ -16,12 +16,11 @@ import os
 import platform
 import re
 import sys
-import time
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dispatch import cpu_model, ready, write_section  # noqa: E402  (sibling benchmark)
+from dispatch import best_alternating, cpu_model, write_section  # noqa: E402  (sibling benchmark)
 
 from transpiler import jit_ps  # noqa: E402
 
@@ -137,20 +136,8 @@ def _short(line: str) -> str:
 # --- running ----------------------------------------------------------------------------------
 
 def best_per_call(fns, args, calls: int, repeats: int) -> list[float]:
-    """Best time per call (µs) of each function; the runs alternate between the functions,
-    so load from other processes on the machine hits both alike."""
-    for fn in fns:
-        for _ in range(3):
-            ready(fn(*args))
-    best = [float("inf")] * len(fns)
-    for _ in range(repeats):
-        for i, fn in enumerate(fns):
-            start = time.perf_counter()
-            for _ in range(calls):
-                out = fn(*args)
-            ready(out)
-            best[i] = min(best[i], (time.perf_counter() - start) / calls)
-    return [t * 1e6 for t in best]
+    """Best time per call (µs) of each function, runs alternating between them."""
+    return [t * 1e6 for t in best_alternating(fns, args, calls, repeats)]
 
 
 def run(batch: int, features: int, calls: int, repeats: int) -> dict:

@@ -18,12 +18,11 @@ import os
 import platform
 import re
 import sys
-import time
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dispatch import cpu_model, ready, write_section  # noqa: E402  (sibling benchmark)
+from dispatch import best_alternating, cpu_model, write_section  # noqa: E402  (sibling benchmark)
 
 from transpiler import grad, jit_ps, vmap  # noqa: E402
 
@@ -88,17 +87,7 @@ def entry_instructions(hlo: str) -> int:
 
 def best_per_call(fns, args, calls: int, repeats: int) -> list[float]:
     """Best time per call (ms) of each function, runs alternating between them."""
-    for fn in fns:
-        ready(fn(*args))
-    best = [float("inf")] * len(fns)
-    for _ in range(repeats):
-        for i, fn in enumerate(fns):
-            start = time.perf_counter()
-            for _ in range(calls):
-                out = fn(*args)
-            ready(out)
-            best[i] = min(best[i], (time.perf_counter() - start) / calls)
-    return [t * 1e3 for t in best]
+    return [t * 1e3 for t in best_alternating(fns, args, calls, repeats)]
 
 
 def run(n: int, d: int, calls: int, repeats: int) -> dict:
