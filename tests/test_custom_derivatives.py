@@ -533,3 +533,27 @@ def test_grad_of_vmap_inside_jit_ps_matches_jax():
     got = _jitted_vmap_of_vmap_grad(XB)
     assert np.all(np.isfinite(got))
     close(got, want)
+
+
+def test_nondiff_argnums_and_scalar_arguments_under_vmap_match_jax():
+    @functools.partial(jax.custom_jvp, nondiff_argnums=(0,))
+    def j_apply(f, v):
+        return f(f(v))
+    j_apply.defjvp(lambda f, p, t: (j_apply(f, p[0]), 2.0 * t[0]))
+
+    @functools.partial(jax.custom_vjp, nondiff_argnums=(1,))
+    def j_power(v, n):
+        return v ** n
+    j_power.defvjp(lambda v, n: (v ** n, v), lambda n, v, g: (n * v ** (n - 1) * g,))
+
+    def ours(x):
+        lane = lambda r: (apply_twice(np.sin, r) + power(r, 3) + clip_gradient(-0.1, 0.1, r))
+        return transpiler.vmap(lane, in_axes=1)(x).sum()
+
+    def theirs(x):
+        lane = lambda r: (j_apply(jnp.sin, r) + j_power(r, 3) + jax_clip_gradient(-0.1, 0.1, r))
+        return jax.vmap(lane, in_axes=1)(x).sum()
+    x = np.float32([[0.2, 1.5, -0.3], [0.7, -1.0, 2.0]])
+    close(grad(ours)(x), jax.grad(theirs)(x))
+    close(jacfwd(lambda x: transpiler.vmap(scaled_softplus, in_axes=(0, None))(x, x[0]))(XB),
+          jax.jacfwd(lambda x: jax.vmap(jax_scaled_softplus, in_axes=(0, None))(x, x[0]))(XB))

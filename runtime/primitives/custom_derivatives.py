@@ -178,8 +178,13 @@ def _batch_custom_call(b, op, operands, dims):
 
 
 def _front(b, value, dim, size):
-    """``value`` batched along dimension 0 (moved there, or broadcast if unbatched)."""
-    return value if dim == 0 else to_front(b, value, dim, size)
+    """``value`` batched along dimension 0 (moved there, or broadcast if unbatched), as
+    weak as it was (a residual of a Python scalar stays weak for ``bwd``)."""
+    if dim == 0:
+        return value
+    moved = to_front(b, value, dim, size)
+    moved.weak = value.weak
+    return moved
 
 
 @dataclasses.dataclass(eq=False)
