@@ -392,3 +392,168 @@ def test_cli_sees_custom_functions_as_primitives(tmp_path, capsys, monkeypatch):
     want = jax.grad(lambda v: jax.nn.softplus(2.0 * v).sum())(jnp.asarray(x))
     close(module.loss_grad(x), want)
     assert textwrap.dedent(text)   # (the module text is what ran)
+
+
+# --- custom rules under vmap (the batched custom ops keep the user's rule) ------------------
+
+def _stable_log1pexp(x):
+    return np.maximum(x, 0.0) + np.log1p(np.exp(-np.abs(x)))
+
+
+def _jax_stable_log1pexp(x):
+    return jnp.maximum(x, 0.0) + jnp.log1p(jnp.exp(-jnp.abs(x)))
+
+
+@custom_jvp
+def scaled_softplus(x, s):
+    return s * np.log(1.0 + np.exp(x))   # its own derivative is nan where exp overflows
+
+
+@scaled_softplus.defjvp
+def _scaled_softplus_jvp(primals, tangents):
+    x, s = primals
+    tx, ts = tangents
+    sigmoid = 1.0 - 1.0 / (1.0 + np.exp(x))
+    return s * _stable_log1pexp(x), s * sigmoid * tx + _stable_log1pexp(x) * ts
+
+
+@jax.custom_jvp
+def jax_scaled_softplus(x, s):
+    return s * jnp.log(1.0 + jnp.exp(x))
+
+
+@jax_scaled_softplus.defjvp
+def _jax_scaled_softplus_jvp(primals, tangents):
+    x, s = primals
+    tx, ts = tangents
+    sigmoid = 1.0 - 1.0 / (1.0 + jnp.exp(x))
+    return s * _jax_stable_log1pexp(x), s * sigmoid * tx + _jax_stable_log1pexp(x) * ts
+
+
+@custom_vjp
+def scaled_softplus_v(x, s):
+    return s * np.log(1.0 + np.exp(x))
+
+
+def _scaled_softplus_fwd(x, s):
+    return s * np.log(1.0 + np.exp(x)), (x, s)
+
+
+def _scaled_softplus_bwd(res, g):
+    x, s = res
+    return g * s * (1.0 - 1.0 / (1.0 + np.exp(x))), g * _stable_log1pexp(x)
+
+
+scaled_softplus_v.defvjp(_scaled_softplus_fwd, _scaled_softplus_bwd)
+
+
+@jax.custom_vjp
+def jax_scaled_softplus_v(x, s):
+    return s * jnp.log(1.0 + jnp.exp(x))
+
+
+jax_scaled_softplus_v.defvjp(
+    lambda x, s: (s * jnp.log(1.0 + jnp.exp(x)), (x, s)),
+    lambda res, g: (g * res[1] * (1.0 - 1.0 / (1.0 + jnp.exp(res[0]))),
+                    g * _jax_stable_log1pexp(res[0])))
+
+PAIRS = {"custom_jvp": (scaled_softplus, jax_scaled_softplus),
+         "custom_vjp": (scaled_softplus_v, jax_scaled_softplus_v)}
+XB = np.float32([[-3.0, 0.5, 100.0], [2.0, 100.0, -1.0]])   # 2 lanes of 3; exp(100) = inf
+
+
+def _scale(axis):
+    s = np.float32([[0.5, 2.0, 1.5], [3.0, 0.25, 1.0]])
+    return {0: s, 1: s.T.copy(), None: s[0]}[axis]
+
+
+def _vmap_loss(vmap_fn, f, axis, total):
+    return lambda x, s: total(vmap_fn(f, in_axes=(0, axis))(x, s))
+
+
+@pytest.mark.parametrize("kind", sorted(PAIRS))
+@pytest.mark.parametrize("axis", [0, 1, None])
+def test_grad_of_vmap_runs_the_custom_rule_like_jax(kind, axis):
+    ours, theirs = PAIRS[kind]
+    s = _scale(axis)
+    got = grad(_vmap_loss(transpiler.vmap, ours, axis, np.sum), argnums=(0, 1))(XB, s)
+    want = jax.grad(_vmap_loss(jax.vmap, theirs, axis, jnp.sum), argnums=(0, 1))(XB, s)
+    naive = jax.grad(_vmap_loss(jax.vmap, lambda x, s: s * jnp.log(1.0 + jnp.exp(x)),
+                                axis, jnp.sum))(XB, s)
+    assert not np.all(np.isfinite(naive))   # the primal's own derivative is nan there
+    for g, w in zip(got, want):
+        assert np.all(np.isfinite(g))
+        close(g, w)
+
+
+@pytest.mark.parametrize("kind", sorted(PAIRS))
+@pytest.mark.parametrize("axis", [1, None])
+def test_vmap_of_grad_and_jacrev_of_vmap_match_jax(kind, axis):
+    ours, theirs = PAIRS[kind]
+    s = _scale(axis)
+    got = transpiler.vmap(grad(lambda x, s: ours(x, s).sum(), argnums=(0, 1)),
+                          in_axes=(0, axis))(XB, s)
+    want = jax.vmap(jax.grad(lambda x, s: theirs(x, s).sum(), argnums=(0, 1)),
+                    in_axes=(0, axis))(XB, s)
+    for g, w in zip(got, want):
+        assert np.all(np.isfinite(g))
+        close(g, w)
+    jac = jacrev(transpiler.vmap(ours, in_axes=(0, axis)))(XB, s)
+    jax_jac = jax.jacrev(jax.vmap(theirs, in_axes=(0, axis)))(XB, s)
+    assert np.all(np.isfinite(jac))
+    close(jac, jax_jac)
+
+
+@custom_jvp
+def lane_safe_sqrt(x):
+    return np.sqrt(x)
+
+
+lane_safe_sqrt.defjvp(safe_sqrt_jvp)
+
+
+@jit_ps
+def _jitted_grad_of_vmap(x):
+    return grad(lambda x: transpiler.vmap(lane_safe_sqrt)(x).sum())(x)
+
+
+@jit_ps
+def _jitted_vmap_of_vmap_grad(x):
+    return grad(lambda x: transpiler.vmap(transpiler.vmap(scaled_softplus_v, in_axes=(0, None)),
+                                          in_axes=(1, None))(x, x[0, 0]).sum())(x)
+
+
+def test_grad_of_vmap_inside_jit_ps_matches_jax():
+    x = np.float32([[0.0, 4.0], [1.0, 0.0]])
+    close(_jitted_grad_of_vmap(x),
+          jax.jit(jax.grad(lambda x: jax.vmap(jax_safe_sqrt)(x).sum()))(x))
+    assert not np.all(np.isfinite(jax.grad(lambda x: jnp.sqrt(x).sum())(x)))
+    want = jax.grad(lambda x: jax.vmap(jax.vmap(jax_scaled_softplus_v, in_axes=(0, None)),
+                                       in_axes=(1, None))(x, x[0, 0]).sum())(XB)
+    got = _jitted_vmap_of_vmap_grad(XB)
+    assert np.all(np.isfinite(got))
+    close(got, want)
+
+
+def test_nondiff_argnums_and_scalar_arguments_under_vmap_match_jax():
+    @functools.partial(jax.custom_jvp, nondiff_argnums=(0,))
+    def j_apply(f, v):
+        return f(f(v))
+    j_apply.defjvp(lambda f, p, t: (j_apply(f, p[0]), 2.0 * t[0]))
+
+    @functools.partial(jax.custom_vjp, nondiff_argnums=(1,))
+    def j_power(v, n):
+        return v ** n
+    j_power.defvjp(lambda v, n: (v ** n, v), lambda n, v, g: (n * v ** (n - 1) * g,))
+
+    def ours(x):
+        lane = lambda r: (apply_twice(np.sin, r) + power(r, 3) + clip_gradient(-0.1, 0.1, r))
+        return transpiler.vmap(lane, in_axes=1)(x).sum()
+
+    def theirs(x):
+        lane = lambda r: (j_apply(jnp.sin, r) + j_power(r, 3) + jax_clip_gradient(-0.1, 0.1, r))
+        return jax.vmap(lane, in_axes=1)(x).sum()
+    x = np.float32([[0.2, 1.5, -0.3], [0.7, -1.0, 2.0]])
+    close(grad(ours)(x), jax.grad(theirs)(x))
+    close(jacfwd(lambda x: transpiler.vmap(scaled_softplus, in_axes=(0, None))(x, x[0]))(XB),
+          jax.jacfwd(lambda x: jax.vmap(jax_scaled_softplus, in_axes=(0, None))(x, x[0]))(XB))

@@ -14,11 +14,17 @@ Rules:
   tangent parameters and the reverse driver runs over it (as JAX transposes the JVP);
 * ``custom_vjp_call``: the forward pass runs the user's ``fwd`` and keeps its residuals
   (``save_for_vjp``); the VJP runs ``bwd`` on them.  It has no forward mode (as in JAX);
-* batching: the primal region, batched op by op (the result is the batched primal: a
-  derivative taken after ``vmap`` differentiates the primal ops);
+* batching: the same op on the batched primal region, its rule a `BatchedRule` that
+  traces the user's rule on one lane and batches it: a derivative taken after ``vmap``
+  still runs the user's rule (as JAX's batched custom_jvp_call/custom_vjp_call do);
 * ``stop_gradient``: the identity, with zero derivative.
 """
 from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from jax import tree_util
 
 from ..autodiff.reverse import backward_pass, forward_pass
 from ..autodiff.tangents import is_float, zeros_like
@@ -26,10 +32,11 @@ from ..autodiff.trace import trace
 from ..batching import batch_region
 from ..context import current_builder
 from ..errors import PSCTypeError, PSCValueError
-from ..ir import Region
+from ..ir import Region, Value
 from ..lowering import lower_operation
 from ..primitive import (batching_rule, checks, jvp_rule, lowers, nondifferentiable,
                          saves_for_vjp, vjp_rule)
+from .support import to_front
 
 CUSTOM_CALLS = ("custom_jvp_call", "custom_vjp_call")
 
@@ -145,8 +152,124 @@ def custom_vjp_vjp(b, op, primals, results, cts, saved=None):
 
 @batching_rule(*CUSTOM_CALLS)
 def _batch_custom_call(b, op, operands, dims):
+    """The op again, on the batched primal region, with a `BatchedRule`: a derivative
+    taken after ``vmap`` still runs the user's rule (per lane, batched), as in JAX.  The
+    batched operands are moved to dimension 0, and every result is batched along it."""
+    size = next(v.shape[d] for v, d in zip(operands, dims) if d is not None)
+    operands = [v if d is None else _front(b, v, d, size) for v, d in zip(operands, dims)]
+    dims = [None if d is None else 0 for d in dims]
     (region,) = op.regions
-    return batch_region(b, region, operands, dims)
+
+    def batched_primal(*params):
+        outs, out_dims = batch_region(current_builder(), region, list(params), dims)
+        return [_front(current_builder(), v, d, size) for v, d in zip(outs, out_dims)]
+    traced = trace(b, batched_primal, tuple(operands))
+    batched = traced.region
+    captured = list(batched.captures)
+    batched.params.extend(batched.captures[v] for v in captured)   # closed, like a branch
+    n = op.attrs["num_inputs"]
+    rule = BatchedRule(op.attrs["rule"], op, tuple(dims[:n]), size)
+    attrs = dict(op.attrs, rule=rule,
+                 result_avals=tuple((v.shape, v.dtype) for v in batched.outputs))
+    results = b.emit(op.name, operands + captured, (batched,), **attrs)
+    for result, output in zip(results, op.results):
+        result.weak = output.weak
+    return results, [0] * len(results)
+
+
+def _front(b, value, dim, size):
+    """``value`` batched along dimension 0 (moved there, or broadcast if unbatched), as
+    weak as it was (a residual of a Python scalar stays weak for ``bwd``)."""
+    if dim == 0:
+        return value
+    moved = to_front(b, value, dim, size)
+    moved.weak = value.weak
+    return moved
+
+
+@dataclasses.dataclass(eq=False)
+class BatchedRule:
+    """The rule of a batched custom call: the per-lane op's rule (``inner``, run on
+    ``inner_op``), traced on one lane's values and batched with `batch_region`.  It has
+    `CustomRule`'s interface.  The inputs are batched along 0 or not (``in_dims``), with
+    their tangents and cotangents alike; the results, residuals and output tangents are
+    all batched along 0."""
+
+    inner: Any
+    inner_op: Any
+    in_dims: tuple
+    size: int
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    def jvp(self, b, op, inputs, tangents):
+        """(primal outputs, tangent outputs), batched along 0."""
+        n = len(inputs)
+
+        def lane(*values):
+            primal, tangent = self.inner.jvp(current_builder(), self.inner_op,
+                                             list(values[:n]), list(values[n:]))
+            return list(primal), list(tangent)
+        (primal, tangent), _ = self._batched(b, lane, list(inputs) + list(tangents),
+                                             self.in_dims * 2)
+        return primal, tangent
+
+    def fwd(self, b, op, inputs):
+        """(the results, residuals) of the user's ``fwd``, batched along 0."""
+        def lane(*values):
+            results, residuals = self.inner.fwd(current_builder(), self.inner_op,
+                                                list(values))
+            return list(results), residuals
+        (results, residuals), _ = self._batched(b, lane, list(inputs), self.in_dims)
+        return results, residuals
+
+    def bwd(self, b, op, inputs, residuals, cotangents):
+        """The inputs' cotangents from the user's ``bwd``; an unbatched input's is summed
+        over the lanes."""
+        n, res_leaves, res_tree = len(inputs), *tree_util.tree_flatten(residuals)
+        arrays = [i for i, r in enumerate(res_leaves) if isinstance(r, Value)]
+        k = len(arrays)
+
+        def lane(*values):
+            cb = current_builder()
+            leaves = list(res_leaves)
+            for i, v in zip(arrays, values[n:n + k]):
+                leaves[i] = v
+            cts = self.inner.bwd(cb, self.inner_op, list(values[:n]),
+                                 tree_util.tree_unflatten(res_tree, leaves),
+                                 list(values[n + k:]))
+            return [ct if ct is not None else zeros_like(cb, x)
+                    for ct, x in zip(cts, values[:n])]
+        values = list(inputs) + [res_leaves[i] for i in arrays] + list(cotangents)
+        dims = list(self.in_dims) + [0] * (k + len(cotangents))
+        cts, ct_dims = self._batched(b, lane, values, dims, front=False)
+        return [_match(b, ct, d, want, self.size)
+                for ct, d, want in zip(cts, ct_dims, self.in_dims)]
+
+    def _batched(self, b, fn, values, dims, front=True):
+        """``fn`` traced on one lane of ``values`` (batched along ``dims``, 0 or None) and
+        batched: its outputs (a pytree; array leaves batched along 0 if ``front``), and
+        the flat array outputs' batch dimensions."""
+        lane = [Value(v.shape[1:] if d == 0 else v.shape, v.dtype, None, weak=v.weak)
+                for v, d in zip(values, dims)]
+        traced = trace(b, fn, tuple(lane))
+        outs, out_dims = batch_region(b, traced.region, values, dims)
+        if front:
+            outs = [_front(b, v, d, self.size) for v, d in zip(outs, out_dims)]
+            out_dims = [0] * len(outs)
+        it = iter(outs)
+        leaves = [next(it) if isinstance(v, Value) else v for v in traced.outputs]
+        return tree_util.tree_unflatten(traced.out_treedef, leaves), out_dims
+
+
+def _match(b, ct, dim, want, size):
+    """A cotangent batched along ``dim`` for an input batched along ``want`` (0 or None):
+    moved or broadcast to 0, or summed over the lanes for an unbatched input."""
+    if want is None:
+        return ct if dim is None else b.reduce(ct, "sum", [dim])
+    return _front(b, ct, dim, size)
 
 
 # --- stop_gradient -----------------------------------------------------------------------------
