@@ -16,8 +16,8 @@ from numpy.fft import irfft, rfft
 
 from runtime import PSCError, PSCTracedValueError
 from transpiler import grad, jit_ps
+from ad_corpus.oracles import jax_x64  # noqa: F401,E402  (JAX in float64 while this module runs)
 
-jax.config.update("jax_enable_x64", True)
 
 
 @jit_ps(static_argnames=("name", "options"))
