@@ -14,7 +14,11 @@ def main() -> int:
     for script in scripts:
         print(f"=== {script.name}")
         start = time.perf_counter()
-        runpy.run_path(str(script), run_name="__main__")
+        try:
+            runpy.run_path(str(script), run_name="__main__")
+        except SystemExit as exit_:   # an example's `sys.exit(main())` must not end the run
+            if exit_.code not in (None, 0):
+                raise
         print(f"=== {script.name} ok ({time.perf_counter() - start:.2f} s)\n")
     print(f"{len(scripts)} examples ran")
     return 0
