@@ -14,6 +14,7 @@ from typing import NamedTuple
 
 from .errors import PSCTypeError, PSCValueError
 from .lax_functions import lax_function
+from .windowed import padtype_to_pads   # jax.lax's, shared with reduce_window
 from .primitives.convolution import conv_general_dilated as _emit_conv
 
 
@@ -70,24 +71,6 @@ def _permutations(specs):
 
 def _dilated(size: int, dilation: int) -> int:
     return 0 if size == 0 else (size - 1) * dilation + 1
-
-
-def padtype_to_pads(in_shape, window_shape, window_strides, padding: str) -> list:
-    """``'SAME'``/``'SAME_LOWER'``/``'VALID'`` as (low, high) pads: SAME gives
-    ``ceil(in / stride)`` outputs, the odd pad at the end (SAME_LOWER: at the start)."""
-    kind = padding.upper() if isinstance(padding, str) else padding
-    if kind == "VALID":
-        return [(0, 0)] * len(in_shape)
-    if kind not in ("SAME", "SAME_LOWER"):
-        raise PSCValueError(f"unknown padding {padding!r}",
-                            hint="use 'SAME', 'SAME_LOWER', 'VALID' or (low, high) pairs")
-    pads = []
-    for size, window, stride in zip(in_shape, window_shape, window_strides):
-        out = -(-size // stride)
-        total = max((out - 1) * stride + window - size, 0)
-        small, large = total // 2, total - total // 2
-        pads.append((small, large) if kind == "SAME" else (large, small))
-    return pads
 
 
 def _explicit_pads(padding, spatial: int) -> tuple:

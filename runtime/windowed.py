@@ -21,6 +21,7 @@ from .calls import transpiled
 from .context import building, current_builder, has_builder
 from .errors import PSCShapeError, PSCTypeError, PSCValueError
 from .ir import Value
+from .lax_functions import hashable
 from .primitives import windows
 from .primitives.reductions import reduction_identity
 
@@ -135,8 +136,8 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
                   padding="VALID", base_dilation=None, window_dilation=None):
     """``jax.lax.reduce_window``: ``computation`` over each (padded, dilated) window of
     ``operand`` (an array or a tree of arrays, with one scalar init value each)."""
-    options = (tuple(window_dimensions), _hashable(window_strides), _hashable(padding),
-               _hashable(base_dilation), _hashable(window_dilation))
+    options = (tuple(window_dimensions), hashable(window_strides), hashable(padding),
+               hashable(base_dilation), hashable(window_dilation))
     if not has_builder():
         key = ("reduce_window", computation, _static_key(init_value)) + options
         return _staged(key, lambda ops: reduce_window(ops, init_value, computation, *options),
@@ -158,12 +159,6 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
     region = _reducer_region(b, computation, tree, init_values)
     return tree_util.tree_unflatten(tree, windows.reduce_window_region(
         b, xs, init_values, region, **window))
-
-
-def _hashable(value):
-    if isinstance(value, (list, tuple)):
-        return tuple(_hashable(v) for v in value)
-    return value
 
 
 def _static_key(init_value):

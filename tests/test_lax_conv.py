@@ -148,7 +148,7 @@ def test_errors():
     with pytest.raises(PSCShapeError, match="features") as caught:
         _mismatched(x, w)
     assert caught.value.location is not None and "lax.conv(x, w" in str(caught.value)
-    with pytest.raises(PSCValueError, match="unknown padding"):
+    with pytest.raises(PSCValueError, match="unrecognized padding type"):
         lax.conv(x, w[:, :1].repeat(3, 1), (1, 1), "FULL")
     with pytest.raises(PSCTypeError, match="dimension_numbers"):
         lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=("NCHW", "OIHW"))
