@@ -3,3 +3,4 @@ from . import (builtins, creation, decompositions, elementwise, indexing, linalg
                reductions, shapes, statistics)
 from . import fft  # noqa: F401,E402  (issue 13: numpy.fft)
 from . import bits  # noqa: F401,E402  (issue 13: packbits/unpackbits)
+from . import methods  # noqa: F401,E402  (issue 13: ndarray methods as functions)
