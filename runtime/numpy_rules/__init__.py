@@ -4,3 +4,4 @@ from . import (builtins, creation, decompositions, elementwise, indexing, linalg
 from . import fft  # noqa: F401,E402  (issue 13: numpy.fft)
 from . import padding  # noqa: F401,E402  (issue 13: np.pad)
 from . import rearranging  # noqa: F401,E402  (issue 13: split, diag, insert, block...)
+from . import index_functions  # noqa: F401,E402  (issue 13: take, put & co)
