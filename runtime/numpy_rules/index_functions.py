@@ -55,10 +55,15 @@ def _integer_indices(b, indices, what: str = "indices"):
             raise b.error(PSCTypeError, f"Cannot cast array data from dtype('{v.dtype}') to "
                           "dtype('int64') according to the rule 'safe'")
         return v
-    array = np.asarray(indices)
-    if array.dtype.kind not in "biu" and not (array.size == 0 and array.dtype.kind == "f"):
+    if not isinstance(indices, np.ndarray):   # NumPy converts a sequence straight to intp
+        try:
+            return np.asarray(indices, dtype=np.int64)
+        except (TypeError, ValueError) as err:
+            raise b.error(PSCTypeError, f"cannot use {indices!r} as indices: {err}") from None
+    array = indices
+    if array.dtype.kind not in "biu":
         raise b.error(PSCTypeError, f"Cannot cast array data from dtype('{array.dtype}') to "
-                      "dtype('int64') according to the rule 'safe'")
+                      "dtype('int64') according to the rule 'same_kind'")
     return array.astype(np.int64)
 
 

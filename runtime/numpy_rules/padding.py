@@ -67,6 +67,8 @@ class _Padded:
         return getitem(self.b, self.value, self._index(axis, sl))
 
     def set(self, axis: int, sl: slice, value) -> None:
+        if self.value.dtype == np.bool_ and not has_traced(value):
+            value = np.asarray(value) != 0   # NumPy's assignment: any nonzero is True
         index = self._index(axis, sl)
         if all(len(range(*s.indices(n))) for s, n in zip(index, self.shape)):
             self.value = setitem(self.b, self.value, index, value)
@@ -189,35 +191,49 @@ def _linear_ramp(b, padded: _Padded, widths, end_values) -> None:
 
 def _ramp(b, start, edge: Value, num: int, axis: int, dtype) -> Value:
     """``np.linspace(start, edge.squeeze(axis), num, endpoint=False, dtype=dtype,
-    axis=axis)``, with linspace's arithmetic: float64 unless both ends are float32 (or
-    narrower), ``y * step`` unless a step is zero (then ``y / num * delta``), floored for
-    an integer ``dtype``."""
-    start_dt = (np.asarray(np.zeros((), start.dtype) if isinstance(start, Value) else start)
-                * 1.0).dtype
-    stop_dt = (np.zeros((), edge.dtype) * 1.0).dtype
-    calc = np.result_type(start_dt, stop_dt, float)
+    axis=axis)``, with linspace's arithmetic: in the ends' (inexact) dtype, ``y * step``
+    unless a step is zero (then ``y / num * delta``), floored for an integer ``dtype``."""
+    # linspace's dtype: its operands' (a Python number weak), made inexact
+    start_key = start.dtype if isinstance(start, Value) else (
+        start if type(start) in (int, float, complex) else np.asarray(start).dtype)
+    calc = np.result_type(edge.dtype, start_key)
+    if not dtypes.is_inexact(calc):
+        calc = np.dtype(np.float64)
     stop = cast(b, edge, calc)
     first = b.broadcast_in_dim(lift(b, start, calc), stop.shape, ())
     delta = b.sub(stop, first)
     shape = list(stop.shape)
     shape[axis] = num
-    y = b.iota(shape, calc, axis)
     if not num:
         return b.broadcast_in_dim(b.constant(np.zeros((), dtype)), shape, ())
     wide = range(len(shape))   # the unit axis of the edge broadcasts along the ramp
     delta_b = b.broadcast_in_dim(delta, shape, wide)
-    div = b.broadcast_in_dim(b.constant(np.asarray(num, calc)), shape, ())
-    step = b.div(delta_b, div)
+    # NumPy's own fractions as constants: XLA would compute y / num as y * (1 / num)
+    counts = np.arange(num, dtype=calc).reshape([-1 if d == axis else 1
+                                                 for d in range(len(shape))])
+    y = b.broadcast_in_dim(b.constant(counts), shape, wide)
+    fractions = b.broadcast_in_dim(b.constant(counts / np.asarray(num, calc)), shape, wide)
+    div = b.broadcast_in_dim(b.constant(np.asarray(num, calc)), delta.shape, ())
+    small_step = b.div(delta, div)
+    step = b.broadcast_in_dim(small_step, shape, wide)
     zero = b.broadcast_in_dim(b.constant(np.zeros((), calc)), delta.shape, ())
-    any_zero = translate_numpy(b, np.any, b.eq(delta, zero) if delta.size else
+    any_zero = translate_numpy(b, np.any, b.eq(small_step, zero) if delta.size else
                                b.constant(False))
-    by_step = b.mul(y, step)
-    by_delta = b.mul(b.div(y, div), delta_b)
-    y = b.select(b.broadcast_in_dim(any_zero, shape, ()), by_delta, by_step)
-    y = b.add(y, b.broadcast_in_dim(first, shape, wide))
+    y = b.select(b.broadcast_in_dim(any_zero, shape, ()), b.mul(fractions, delta_b),
+                 b.mul(y, step))
+    y = b.add(_rounded(b, y), b.broadcast_in_dim(first, shape, wide))
     if dtypes.is_integer(dtype):
         y = b.floor(y)
     return cast(b, y, dtype)
+
+
+def _rounded(b, product: Value) -> Value:
+    """``product`` itself, kept from fusing into the next addition: XLA's CPU backend
+    contracts ``a * b + c`` into one fused multiply-add, which rounds once where NumPy
+    rounds twice (and a floored integer ramp can then be one off).  The select keeps NaNs
+    as they are, so it changes no value, but the product must be rounded to feed it."""
+    nan = b.broadcast_in_dim(b.constant(np.asarray(np.nan, product.dtype)), product.shape, ())
+    return b.select(b.ne(product, product), nan, product)
 
 
 def _statistic(b, padded: _Padded, widths, mode: str, stat_length) -> None:
@@ -268,7 +284,13 @@ def _median(b, chunk: Value, axis: int) -> Value:
     shape[axis] = 1
     if n == 0:
         return b.broadcast_in_dim(b.constant(np.asarray(np.nan, calc)), shape, ())
-    (ordered,) = b.sort([chunk], axis)
+    if dtypes.is_complex(chunk.dtype):   # NumPy orders complex values lexicographically
+        real = dtypes.real_dtype(chunk.dtype)
+        imag = UFUNC_RULES[np.multiply](b, chunk, -1j)   # real(-1j * z) is imag(z)
+        keys = [b.convert(chunk, real), b.convert(imag, real)]
+        *_, ordered = b.sort(keys + [chunk], axis, num_keys=2)
+    else:
+        (ordered,) = b.sort([chunk], axis)
     middle = [n // 2] if n % 2 else [n // 2 - 1, n // 2]
     parts = [getitem(b, ordered, (slice(None),) * axis + (slice(m, m + 1),)) for m in middle]
     if len(parts) == 1:

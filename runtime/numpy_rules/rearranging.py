@@ -209,7 +209,8 @@ def delete(b, arr, obj, axis=None):
 def insert(b, arr, obj, values, axis=None):
     x = lift(b, arr)
     obj = _static_positions(b, obj, "np.insert")
-    value = lift(b, values, x.dtype)   # NumPy: np.array(values, dtype=arr.dtype)
+    value = lift(b, values, x.dtype) if has_traced(values) else \
+        b.constant(_numpy(b, np.array, values, dtype=x.dtype))   # as NumPy converts them
     numbers = _numpy(b, np.insert, _numbers(x.shape), obj,
                      _numbers(value.shape, x.size), axis)
     return _gather_numbers(b, [x, value], numbers, x.dtype)
