@@ -14,6 +14,8 @@ from conftest import assert_same, run_rule
 from runtime import (PSCError, PSCIndexError, PSCRuntimeIndexError, PSCTracedValueError,
                      PSCTypeError, PSCUnsupportedCallError, PSCValueError, StagedFunction,
                      translate)
+from ad_corpus.oracles import jax_x64  # noqa: F401
+from transpiler import grad as psc_grad
 from transpiler import jit_ps
 
 
@@ -355,3 +357,46 @@ def applying(x, t):
 def test_apply_functions():
     x = _sample(np.float32, (2, 3, 4))
     assert_same(jit_ps(applying)(x, 1.5), applying(x, 1.5))
+
+
+# --- derivatives ------------------------------------------------------------------------
+
+_IDX = np.array([[2, 0], [1, 1], [0, 3]])
+
+
+def shape_loss(x):
+    """One scalar through pad modes, take_along_axis, diagonal, delete, insert, rot90."""
+    terms = [np.pad(x, ((1, 5), (2, 0)), "reflect", reflect_type="odd") ** 2,
+             np.pad(x, 2, "linear_ramp", end_values=1.0) ** 2,
+             np.pad(x, 1, "mean") * 3.0, np.pad(x, (3, 1), "symmetric") ** 3,
+             np.take_along_axis(x, _IDX, 1) ** 3, np.diagonal(x, 1) * 2.0,
+             np.delete(x, 0, 1) ** 2, np.insert(x, 1, x[0], 0) ** 2, np.rot90(x) * x.T,
+             np.take(x, _IDX, mode="wrap") ** 2]
+    return sum(np.sum(t) for t in terms)
+
+
+def _jax_shape_loss(x):
+    import jax.numpy as jnp   # the same program, for jax.grad
+    terms = [jnp.pad(x, ((1, 5), (2, 0)), "reflect", reflect_type="odd") ** 2,
+             jnp.pad(x, 2, "linear_ramp", end_values=1.0) ** 2,
+             jnp.pad(x, 1, "mean") * 3.0, jnp.pad(x, (3, 1), "symmetric") ** 3,
+             jnp.take_along_axis(x, _IDX, 1) ** 3, jnp.diagonal(x, 1) * 2.0,
+             jnp.delete(x, 0, 1) ** 2, jnp.insert(x, 1, x[0], 0) ** 2, jnp.rot90(x) * x.T,
+             jnp.take(x, _IDX, mode="wrap") ** 2]
+    return sum(jnp.sum(t) for t in terms)
+
+
+def shape_loss_grad(x):
+    return psc_grad(shape_loss)(x)
+
+
+def test_derivatives_against_jax_and_central_differences(jax_x64):
+    import jax
+    x = _sample(np.float64) * 0.3 + 0.1
+    got = jit_ps(shape_loss_grad)(x)
+    expected = np.asarray(jax.grad(_jax_shape_loss)(x))
+    assert_same(got, expected, rtol=1e-9)
+    h, e = 1e-6, np.zeros_like(x)
+    e[1, 2] = h
+    central = (shape_loss(x + e) - shape_loss(x - e)) / (2 * h)
+    np.testing.assert_allclose(got[1, 2], central, rtol=1e-6)

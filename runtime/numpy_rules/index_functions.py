@@ -306,6 +306,22 @@ def _in_place_only(name: str):
     return rule
 
 
+COVERAGE_NOTES = {
+    "numpy.take": "partial: traced out-of-range indices under mode='raise' clamp (checks=True "
+                  "raises), as x[i] does",
+    "numpy.take_along_axis": "partial: traced out-of-range indices clamp (checks=True raises)",
+    "numpy.unravel_index": "partial: traced out-of-range indices are unspecified unless "
+                           "checks=True, which raises",
+    "numpy.ravel_multi_index": "partial: under mode='raise', traced out-of-range entries are "
+                               "unspecified unless checks=True, which raises",
+    "numpy.put": "partial: only as a statement np.put(name, ...); repeated indices write one "
+                 "of the values",
+    "numpy.put_along_axis": "partial: only as a statement np.put_along_axis(name, ...)",
+    "numpy.fill_diagonal": "partial: only as a statement np.fill_diagonal(name, ...)",
+    "numpy.place": "partial: only as a statement np.place(name, ...)",
+    "numpy.copyto": "partial: only as a statement np.copyto(name, ...)",
+}
+
 register_translation_rule("numpy.take", take)
 register_translation_rule("numpy.ndarray.take", take)
 register_translation_rule("numpy.take_along_axis", take_along_axis)

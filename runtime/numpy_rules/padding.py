@@ -390,4 +390,7 @@ def _wrap_both(padded: _Padded, axis: int, pair, original_period: int):
     return new_left, new_right
 
 
+COVERAGE_NOTES = {"numpy.pad": "partial: mode='empty' pads with zeros (NumPy leaves them "
+                               "uninitialized); a callable mode is refused; static pad widths"}
+
 register_translation_rule("numpy.pad", pad)

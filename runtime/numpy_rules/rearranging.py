@@ -405,5 +405,12 @@ for _name in ("tri", "tril_indices", "triu_indices", "diag_indices", "mask_indic
               "indices", "broadcast_shapes"):
     RULES[f"numpy.{_name}"] = _static_only(_name)
 
+COVERAGE_NOTES = {
+    name: "partial: positions (sections, obj, offsets) must be static"
+    for name in ("numpy.split", "numpy.array_split", "numpy.hsplit", "numpy.vsplit",
+                 "numpy.dsplit", "numpy.insert", "numpy.delete")
+}
+COVERAGE_NOTES["numpy.ix_"] = "partial: a boolean mask must be static"
+
 for _name, _rule_fn in RULES.items():
     register_translation_rule(_name, _rule_fn)
