@@ -60,3 +60,6 @@ from .vmap import vmap
 __all__ += ["vmap"]   # issue 12: vmap
 from .autodiff.custom import custom_jvp, custom_vjp, stop_gradient
 __all__ += ["custom_jvp", "custom_vjp", "stop_gradient"]   # issue 12: custom derivatives
+
+from .inplace import inplace_numpy  # noqa: E402  (issue 13: np.put & co as statements)
+__all__ += ["inplace_numpy"]   # issue 13: np.put & co as statements

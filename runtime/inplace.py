@@ -113,3 +113,17 @@ def inplace_shape(target, shape):
         raise b.error(PSCTypeError, "a shape must be known when the program is built, but "
                       "it is a traced value", "compute it from shapes and static arguments")
     return translate(b, "numpy.reshape", target, shape)
+
+
+def inplace_numpy(name: str, target, *args, **kwargs):
+    """``target`` after ``np.put(target, ...)`` (or ``put_along_axis``, ``fill_diagonal``,
+    ``place``, ``copyto``: ``name`` is the function's qualified name), which the front end
+    writes for such a statement.  With nothing traced NumPy updates the static array in
+    place; otherwise the functional form (`numpy_rules.index_functions`) gives the updated
+    array, of ``target``'s dtype and shape."""
+    from .numpy_rules.index_functions import FUNCTIONAL_FORMS
+    from .translation import _resolve_object
+    if not has_traced((target, args, kwargs)):
+        _resolve_object(name)(target, *args, **kwargs)
+        return target
+    return FUNCTIONAL_FORMS[name](current_builder(), target, *args, **kwargs)

@@ -19,7 +19,8 @@ from runtime.purity import MUTATING_METHODS, impure_qualname
 from .analysis.activity import analyze_scopes, scope_of
 from .analysis.helper_updates import UNMAPPABLE
 from .anno import Anno, getanno, setanno
-from .analysis.binding_time import is_inplace_method_call, is_shape_target
+from .analysis.binding_time import (is_inplace_function_call, is_inplace_method_call,
+                                     is_shape_target)
 from .analysis.resolve import Kind, RuntimeResolver, annotate_names, resolution_of
 from .loading import closure_values
 from .source import function_source
@@ -70,6 +71,7 @@ class _SubsetChecker(gast.NodeVisitor):
         self.updated: dict[str, list] = {}
         self.rebound: dict[str, object] = {}
         self.statement_calls: set[int] = set()   # calls whose helper may update arguments
+        self.expression_calls: set[int] = set()   # calls that are a statement of their own
 
     def fail(self, node, message: str, hint: str | None = None):
         raise PSCSyntaxError(message, self.source.location(node), hint)
@@ -153,6 +155,7 @@ class _SubsetChecker(gast.NodeVisitor):
 
     def visit_Expr(self, node):
         self.statement_calls.add(id(node.value))
+        self.expression_calls.add(id(node.value))
         self.generic_visit(node)
 
     def visit_Assign(self, node):
@@ -398,6 +401,9 @@ class _SubsetChecker(gast.NodeVisitor):
         func = node.func
         if is_inplace_method_call(node):
             self._check_modified(func.value.id, node, f"`{func.value.id}.{func.attr}(...)`")
+        elif is_inplace_function_call(node) and id(node) in self.expression_calls:
+            self._check_modified(node.args[0].id, node,
+                                 f"`{gast.unparse(func).strip()}({node.args[0].id}, ...)`")
 
     def _check_mutating_method(self, node) -> None:
         """``COUNTER.append(1)``, ``STATE["log"].extend(v)``, ``params.pop()``: a method

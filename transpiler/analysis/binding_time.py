@@ -27,6 +27,9 @@ STATIC, TRACED = BindingTime.STATIC, BindingTime.TRACED
 _STATIC_ATTRIBUTES = frozenset({"shape", "ndim", "dtype", "size", "itemsize", "nbytes"})
 # array methods that modify the array; `rules/inplace_methods.py` rewrites them on locals
 INPLACE_METHODS = frozenset({"sort", "fill"})
+# NumPy functions that write into their first argument; rewritten likewise on a variable
+INPLACE_FUNCTIONS = frozenset({"numpy.put", "numpy.put_along_axis", "numpy.fill_diagonal",
+                               "numpy.place", "numpy.copyto"})
 _STATIC_BUILTINS = frozenset({"builtins.len", "builtins.isinstance", "builtins.type",
                               "builtins.callable", "builtins.hasattr", "builtins.id"})
 
@@ -37,6 +40,25 @@ def is_inplace_method_call(node) -> bool:
     return isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
         node.func.attr in INPLACE_METHODS and isinstance(node.func.value, gast.Name) and \
         resolution_of(node.func) is None
+
+
+def is_inplace_function_call(node) -> bool:
+    """``np.put(name, ...)`` and the other `INPLACE_FUNCTIONS` with a variable as the
+    array, which rebind ``name`` once rewritten (`rules/inplace_methods.py`)."""
+    if not (isinstance(node, gast.Call) and node.args and
+            isinstance(node.args[0], gast.Name)):
+        return False
+    resolved = resolution_of(node.func)
+    return resolved is not None and resolved.qualname in INPLACE_FUNCTIONS
+
+
+def inplace_target(node) -> str | None:
+    """The variable an in-place method or function call statement rebinds, or None."""
+    if is_inplace_method_call(node):
+        return node.func.value.id
+    if is_inplace_function_call(node):
+        return node.args[0].id
+    return None
 
 
 def is_shape_target(target) -> bool:
@@ -234,9 +256,9 @@ class _Propagator(gast.NodeVisitor):
     visit_FunctionDef = visit_Lambda = _nested
 
     def visit_Expr(self, node):
-        if is_inplace_method_call(node.value):   # `x.fill(v)`: x takes v's binding time
-            name = node.value.func.value
-            self._bind(gast.Name(name.id, gast.Store(), None, None),
+        name = inplace_target(node.value)
+        if name is not None:   # `x.fill(v)`, `np.put(x, i, v)`: x takes v's binding time
+            self._bind(gast.Name(name, gast.Store(), None, None),
                        self.evaluator.of(node.value))
         self.generic_visit(node)
 

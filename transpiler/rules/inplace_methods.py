@@ -27,21 +27,29 @@ from __future__ import annotations
 
 import gast
 
-from ..analysis.binding_time import is_inplace_method_call
+from ..analysis.binding_time import is_inplace_function_call, is_inplace_method_call
+from ..analysis.resolve import resolution_of
 from .base import Rule, load, runtime_call, with_origin
 
 
 class InPlaceMethods(Rule):
-    """``x.sort(...)`` -> ``x = psc.inplace_sort(x, ...)``; ``fill`` likewise."""
+    """``x.sort(...)`` -> ``x = psc.inplace_sort(x, ...)``; ``fill`` likewise;
+    ``np.put(x, ...)`` -> ``x = psc.inplace_numpy("numpy.put", x, ...)``."""
 
     rewrites = frozenset({gast.Expr})   # only calls whose result is unused
 
     def visit_Expr(self, node):
         call = node.value
-        if not is_inplace_method_call(call):
+        if is_inplace_function_call(call):
+            name = call.args[0].id
+            qualname = gast.Constant(resolution_of(call.func).qualname, None)
+            helper = runtime_call(self.context.runtime_alias, "inplace_numpy", qualname,
+                                  load(name), *call.args[1:], keywords=call.keywords)
+        elif is_inplace_method_call(call):
+            name = call.func.value.id
+            helper = runtime_call(self.context.runtime_alias, f"inplace_{call.func.attr}",
+                                  load(name), *call.args, keywords=call.keywords)
+        else:
             return node
-        name = call.func.value.id
-        helper = runtime_call(self.context.runtime_alias, f"inplace_{call.func.attr}",
-                              load(name), *call.args, keywords=call.keywords)
         assignment = gast.Assign([gast.Name(name, gast.Store(), None, None)], helper, None)
         return with_origin(assignment, node)
