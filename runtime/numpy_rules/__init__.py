@@ -3,3 +3,4 @@ from . import (builtins, creation, decompositions, elementwise, indexing, linalg
                reductions, shapes, statistics)
 from . import fft  # noqa: F401,E402  (issue 13: numpy.fft)
 from . import quantiles  # noqa: F401,E402  (issue 13: median, quantile, percentile and nan forms)
+from . import nan_functions  # noqa: F401,E402  (issue 13: nansum, nanmean, nanargmax...)

@@ -291,7 +291,9 @@ def _lower_cumulative(p, op):
     associate differently from NumPy's left-to-right loop (element ``i`` is a sum of
     at most ``16·⌈log16 i⌉`` partial sums, so its error against the exact prefix is at
     most that many eps·Σ|x|, where the sequential loop's is ``i``·eps·Σ|x|); the first
-    block is NumPy's to the bit.  A reverse scan is the forward scan of the reversed axis."""
+    block is NumPy's to the bit.  A reverse scan is the forward scan of the reversed axis.
+    (XLA:CPU's ReduceWindowRewriter turned the old whole-axis window into this same blocked
+    scan — the results are bit-identical — but other pipelines need not: now it is ours.)"""
     (x,), a = op.operands, op.attrs
     scan = _ScanText(p, op, a["kind"], x.dtype)
     name = p.name(x)
