@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import dtypes
 from ..errors import PSCShapeError, PSCTypeError, PSCValueError
 from ..lowering import value_type
 from ..primitive import batching_rule, checks, jvp_rule, lowers, vjp_rule
@@ -85,11 +86,15 @@ def read_part(b, x, lower: bool, unit_diagonal: bool):
                                                 x.shape, ()))
 
 
+def _conj(b, x):
+    return conj(b, x) if dtypes.is_complex(x.dtype) else x
+
+
 def _apply_op(b, x, trans: str):
     if trans == "N":
         return x
     x = matrix_transpose(b, x)
-    return conj(b, x) if trans == "C" else x
+    return _conj(b, x) if trans == "C" else x
 
 
 def _attrs(op):
@@ -116,7 +121,7 @@ def _transposed_solve(b, a, ct, attrs):
     trans = attrs["trans"]
     same = {"lower": attrs["lower"], "unit_diagonal": attrs["unit_diagonal"]}
     if trans == "C":
-        return conj(b, triangular_solve(b, a, conj(b, ct), trans="N", **same))
+        return _conj(b, triangular_solve(b, a, _conj(b, ct), trans="N", **same))
     return triangular_solve(b, a, ct, trans="T" if trans == "N" else "N", **same)
 
 
