@@ -438,3 +438,20 @@ def _custom_vjp_call(b, x):
 @case("stop_gradient", integers((2, 3)), primitives=("stop_gradient",))
 def _stop_gradient(b, x):
     return b.mul(b.emit("stop_gradient", [x])[0], x)
+
+# --- issue 13: triangular_solve (scipy.linalg) --------------------------------------------
+
+from runtime.primitives.triangular import triangular_solve as _tri_solve  # noqa: E402
+
+
+@case("triangular_solve", well_conditioned((3, 3)), uniform((3, 2)),
+      primitives=("triangular_solve",))
+def _triangular_solve(b, a, y):
+    return [_tri_solve(b, a, y, lower=True), _tri_solve(b, a, y, lower=False, trans="T"),
+            _tri_solve(b, a, y, lower=True, trans="C", unit_diagonal=True)]
+
+
+@case("triangular_solve_stacked", well_conditioned((2, 3, 3)), uniform((2, 3, 1)),
+      primitives=("triangular_solve",))
+def _triangular_solve_stacked(b, a, y):
+    return [_tri_solve(b, a, y, lower=False, unit_diagonal=True)]

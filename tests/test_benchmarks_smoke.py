@@ -29,6 +29,8 @@ CASES = {
 }
 CASES["vmap"] = (["--n", "64", "--d", "8", "--calls", "2", "--repeats", "1"],   # issue 12: vmap
                  "## Per-example gradients (`benchmarks/vmap.py`)")
+CASES["linalg"] = (["--sizes", "8", "--calls", "2", "--repeats", "1"],   # issue 13: linalg
+                   "## Dense linear algebra (`benchmarks/linalg.py`)")
 
 
 def _snapshot(path):
