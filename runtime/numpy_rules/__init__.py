@@ -3,3 +3,4 @@ from . import (builtins, creation, decompositions, elementwise, indexing, linalg
                reductions, shapes, statistics)
 from . import fft  # noqa: F401,E402  (issue 13: numpy.fft)
 from . import sorting  # noqa: F401,E402  (issue 13: sorting and searching)
+from . import setops  # noqa: F401,E402  (issue 13: data-dependent lengths, set functions)
