@@ -13,3 +13,6 @@ from . import nan_functions  # noqa: F401,E402  (issue 13: nansum, nanmean, nana
 from . import statistics_extra  # noqa: F401,E402  (issue 13: average, ptp, diff, trapezoid, corrcoef...)
 from . import linalg_composite  # noqa: F401,E402  (issue 13: the rest of numpy.linalg)
 from . import scipy_linalg  # noqa: F401,E402  (issue 13: scipy.linalg)
+from . import sorting  # noqa: F401,E402  (issue 13: sorting and searching)
+from . import setops  # noqa: F401,E402  (issue 13: data-dependent lengths, set functions)
+from . import selection  # noqa: F401,E402  (issue 13: np.select, np.choose)
