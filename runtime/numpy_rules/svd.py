@@ -314,6 +314,8 @@ def _least_squares(b: Builder, a: Value, rhs: Value, rcond):
     are zero."""
     s = singular_values(b, a)
     if isinstance(rcond, Value):
+        if not dtypes.is_inexact(rcond.dtype):
+            rcond = b.convert(rcond, dtypes.float64)
         eps = full_like_value(b, np.finfo(s.dtype).eps, rcond)
         rcond = b.select(b.lt(rcond, full_like_value(b, 0, rcond)), eps, rcond)
     elif np.asarray(rcond) < 0:
