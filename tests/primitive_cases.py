@@ -455,3 +455,28 @@ def _triangular_solve(b, a, y):
       primitives=("triangular_solve",))
 def _triangular_solve_stacked(b, a, y):
     return [_tri_solve(b, a, y, lower=False, unit_diagonal=True)]
+# --- issue 13: svd ---------------------------------------------------------------------------
+# Sign-invariant outputs (singular vectors are unique up to sign): s, the squares of the
+# entries of u and vt, and products like u diag(f(s)) vt.
+from runtime.primitives.svd import svd as _svd  # noqa: E402  (this block appended for issue 13)
+def _svd_outputs(b, s, u, vt):
+    k = s.shape[-1]
+    weights = b.broadcast_in_dim(b.exp(s), u.shape[:-1] + (k,), tuple(range(u.ndim - 2)) +
+                                 (u.ndim - 1,))
+    u_k = b.slice(u, [0] * u.ndim, u.shape[:-1] + (k,))
+    vt_k = b.slice(vt, [0] * vt.ndim, vt.shape[:-2] + (k, vt.shape[-1]))
+    return [s, b.mul(u, u), b.mul(vt, vt),
+            b.dot_general(b.mul(u_k, weights), vt_k, ((u.ndim - 1,), (u.ndim - 2,)),
+                          (tuple(range(u.ndim - 2)),) * 2)]
+@case("svd_tall", uniform((4, 3)), primitives=("svd",))
+def _svd_tall(b, a):
+    return _svd_outputs(b, *_svd(b, a))
+@case("svd_wide_stacked", uniform((2, 2, 3)), primitives=("svd",))
+def _svd_wide(b, a):
+    return _svd_outputs(b, *_svd(b, a))
+@case("svd_full_square", uniform((3, 3)), primitives=("svd",))
+def _svd_full_square(b, a):
+    return _svd_outputs(b, *_svd(b, a, full_matrices=True))
+@case("svd_values", uniform((3, 4)), primitives=("svd",))
+def _svd_values(b, a):
+    return _svd(b, a, compute_uv=False)

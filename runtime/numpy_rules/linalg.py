@@ -33,7 +33,9 @@ from ..builder import Builder
 from ..errors import (PSCShapeError, PSCTracedValueError, PSCTypeError,
                       PSCUnsupportedCallError, PSCValueError)
 from ..ir import Value
+from ..primitives.svd import svd
 from ..translation import has_traced, register_translation_rule
+from .decompositions import common_type
 from ._core import (full_like_value, is_traced_sequence, lift, normalize_axis, sequence_dtype,
                     static_int)
 
@@ -521,9 +523,7 @@ def _matrix_norm(b: Builder, x: Value, ord, row: int, col: int) -> Value:
     if isinstance(ord, str) and ord in ("fro", "f") or ord is None:
         return b.sqrt(b.reduce(_abs_squared(b, x), "sum", (row, col)))
     if ord in (2, -2, "nuc"):
-        raise b.error(PSCUnsupportedCallError, f"np.linalg.norm(..., ord={ord!r}) of a matrix "
-                      "needs a singular value decomposition, which is not supported",
-                      "use ord='fro', 1, -1, inf or -inf")
+        return _singular_value_norm(b, x, ord, row, col)
     if isinstance(ord, str) or ord not in (1, -1, np.inf, -np.inf):
         raise b.error(PSCValueError, "Invalid norm order for matrices.")
     # ord 1 sums down the rows then picks a column; inf sums along rows and picks a row.
@@ -531,6 +531,23 @@ def _matrix_norm(b: Builder, x: Value, ord, row: int, col: int) -> Value:
     sums = b.reduce(b.abs(x), "sum", (summed,))
     other -= other > summed
     return _max(b, sums, (other,)) if ord > 0 else _min(b, sums, (other,))
+
+
+def _singular_value_norm(b: Builder, x: Value, ord, row: int, col: int) -> Value:
+    """ord 2, -2, 'nuc': the largest, smallest or summed singular values of the
+    (row, col) planes (NumPy's ``_multi_svd_norm``: max and sum start at 0)."""
+    rest = [d for d in range(x.ndim) if d not in (row, col)]
+    x = b.convert(b.transpose(x, rest + [row, col]), common_type(b, "norm", (x,)))
+    k = min(x.shape[-2:])
+    last = (x.ndim - 2,)
+    if 0 in x.shape:
+        values = b.broadcast_in_dim(b.constant(np.zeros((), dtypes.real_dtype(x.dtype))),
+                                    x.shape[:-2] + (k,), ())
+    else:
+        values = svd(b, x, compute_uv=False)[0]
+    if ord == "nuc":
+        return b.reduce(values, "sum", last)
+    return _max(b, values, last) if ord == 2 else _min(b, values, last)
 
 
 def _norm_axes(b: Builder, axis, ndim: int) -> tuple[int, ...]:

@@ -31,3 +31,4 @@ __all__ = ["callbacks", "contractions", "control_flow", "convolution", "custom_d
            "elementwise", "fft", "guards", "indexing", "linalg", "reductions", "shapes",
            "windows"]
 from . import triangular  # noqa: F401,E402  (issue 13: triangular_solve, for scipy.linalg)
+from . import svd  # noqa: E402,F401  (issue 13: the SVD family)
