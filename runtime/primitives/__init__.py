@@ -30,3 +30,4 @@ from . import (callbacks, contractions, control_flow, convolution, custom_deriva
 __all__ = ["callbacks", "contractions", "control_flow", "convolution", "custom_derivatives",
            "elementwise", "fft", "guards", "indexing", "linalg", "reductions", "shapes",
            "windows"]
+from . import decompositions  # noqa: E402,F401  (issue 13: qr, eigh, eig; lu's derivatives)
