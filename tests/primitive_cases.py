@@ -480,3 +480,34 @@ def _svd_full_square(b, a):
 @case("svd_values", uniform((3, 4)), primitives=("svd",))
 def _svd_values(b, a):
     return _svd(b, a, compute_uv=False)
+# --- issue 13: LAPACK factorizations (runtime/primitives/decompositions.py) ----------------
+def symmetric(shape):
+    def draw(rng):   # well separated eigenvalues: eigenvector derivatives are defined
+        x = rng.uniform(-1.0, 1.0, shape)
+        return x + np.swapaxes(x, -1, -2) + np.diag(np.arange(shape[-1]) * 2.0)
+    return draw
+for _shape in [(4, 3), (3, 3), (3, 5), (2, 4, 2)]:
+    for _full in (False, True):
+        case(f"qr_{'x'.join(map(str, _shape))}_{'complete' if _full else 'reduced'}",
+             uniform(_shape), primitives=("qr",))(
+            lambda b, a, f=_full: b.emit("qr", [a], full_matrices=f))
+@case("geqrf", uniform((4, 3)), primitives=("geqrf",))
+def _geqrf(b, a):
+    return b.emit("geqrf", [a])
+@case("eigh_lower", symmetric((4, 4)), primitives=("eigh",))
+def _eigh_lower(b, a):
+    return b.emit("eigh", [a], lower=True)
+@case("eigh_upper_stacked", symmetric((2, 3, 3)), primitives=("eigh",))
+def _eigh_upper(b, a):
+    return b.emit("eigh", [a], lower=False)
+# eig's results are complex: the derivative test (real outputs) checks nothing here;
+# tests/test_linalg_decompositions.py checks eigvals' derivatives
+@case("eig_values", symmetric((3, 3)), primitives=("eig",))
+def _eig_values(b, a):
+    return b.emit("eig", [a], vectors=False)
+@case("eig_vectors", symmetric((2, 3, 3)), primitives=("eig",))
+def _eig_vectors(b, a):
+    return b.emit("eig", [a], vectors=True)
+@case("lu_stacked", well_conditioned((2, 4, 4)), primitives=("lu",))
+def _lu_stacked(b, a):
+    return b.emit("lu", [a])

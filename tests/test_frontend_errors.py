@@ -187,7 +187,7 @@ BUILD_CASES = [
     ("size_from_traced_if", (np.ones(3),), PSCTracedValueError, "size_from_traced_if",
      "shape"),
     ("traced_float", (np.ones(3),), PSCTypeError, "float", "0-dimensional"),
-    ("no_rule", (np.ones(4),), PSCUnsupportedCallError, "eigvals", "eigvals"),
+    ("no_rule", (np.ones(4),), PSCUnsupportedCallError, "tensorsolve", "tensorsolve"),
     ("bad_broadcast", (np.ones(3), np.ones(4)), PSCShapeError, "shape", "(3,)"),
     ("bad_reshape", (np.ones(3),), (PSCShapeError, PSCValueError), "reshape", "reshape"),
     ("traced_shape", (np.ones(3), 3), PSCTracedValueError, "traced_shape", "shape"),
@@ -217,7 +217,7 @@ def test_build_errors_point_at_the_users_line(build_errors, name, args, error, c
 
 
 def test_numpy_function_without_rule_at_top_level(tmp_path):
-    """The top-level counterpart of np.linalg.eigvals: a NumPy function with no rule."""
+    """The top-level counterpart of np.linalg.tensorsolve: a NumPy function with no rule."""
     path = tmp_path / "psc_no_rule_top.py"
     path.write_text("import numpy as np\n\n\ndef f(x):\n"
                     "    y = x + 1.0\n    return np.unwrap(y)  # ERR:unwrap\n")

@@ -31,7 +31,8 @@ refused.
 ``lu(a)``: ``getrf`` alone, three results: the packed factors (L below the diagonal, unit
 diagonal implied, U on and above), LAPACK's 1-based pivots (..., n) and ``info`` (...), for
 ``np.linalg.det``/``slogdet`` (the product of U's diagonal and the parity of the pivots).
-Its derivatives are refused (`PSCUnsupportedCallError`), never silently zero.
+Its derivative rules live in `runtime.primitives.decompositions`, with the other
+factorizations'.
 
 Batching (all three): batch dimensions move to the front and become one more LAPACK batch
 dimension.  No GPU lowering (cuSOLVER) is written: the lowering is the CPU one.
@@ -135,21 +136,25 @@ class _Text:
         return name
 
     def custom_call(self, target, args, arg_types, arg_ranks, results, config="",
-                    aliases=""):
-        """A LAPACK FFI call: ``results`` are (type, layout) pairs."""
+                    aliases="", operand_layouts=None):
+        """A LAPACK FFI call: ``results`` are (type, layout) pairs; the operands are
+        column-major matrices unless ``operand_layouts`` says otherwise."""
         batch = arg_ranks[0] - 2
+        if operand_layouts is None:
+            operand_layouts = [_column_major(r) for r in arg_ranks]
         attrs = (f'call_target_name = "{target}", api_version = 4 : i32, '
                  f"backend_config = {{{config}}}, "
                  f'mhlo.frontend_attributes = {{num_batch_dims = "{batch}"}}, '
-                 f"operand_layouts = [{', '.join(_column_major(r) for r in arg_ranks)}], "
+                 f"operand_layouts = [{', '.join(operand_layouts)}], "
                  f"result_layouts = [{', '.join(layout for _, layout in results)}]"
                  + (f", output_operand_aliases = [{aliases}]" if aliases else ""))
         return self.line("stablehlo.custom_call", args, arg_types,
                          [t for t, _ in results], attrs)
 
-    def ok_or_nan(self, info: str, x: str, shape, dtype) -> str:
-        """``x`` where ``info`` (the batch's LAPACK status) is 0, NaN elsewhere."""
-        batch = shape[:-2]
+    def ok_or_nan(self, info: str, x: str, shape, dtype, batch_rank=None) -> str:
+        """``x`` where ``info`` (the batch's LAPACK status) is 0, NaN elsewhere (``x``'s
+        leading ``batch_rank`` dimensions are the batch: all but two by default)."""
+        batch = shape[:len(shape) - 2 if batch_rank is None else batch_rank]
         info_t, x_t = tensor_type(batch, np.int32), tensor_type(shape, dtype)
         pred_t = tensor_type(shape, np.bool_)
         zero = self.line("stablehlo.constant", [], [], [tensor_type(batch, np.int32)],
@@ -333,16 +338,6 @@ def _left_right_inverse(b, factor, x):
     """``F⁻¹ x F⁻ᵀ`` for the square ``factor`` F, by two solves."""
     left = solve(b, factor, x)
     return matrix_transpose(b, solve(b, factor, matrix_transpose(b, left)))
-
-
-def _refuse_lu(b, op, *args, **kwargs):
-    raise PSCUnsupportedCallError("the derivative of np.linalg.det/slogdet (an LU "
-                                  "factorization) is not supported",
-                                  hint="differentiate through np.linalg.solve or inv")
-
-
-jvp_rule("lu")(_refuse_lu)
-vjp_rule("lu")(_refuse_lu)
 
 
 @jvp_rule("cholesky")
