@@ -438,3 +438,15 @@ def _custom_vjp_call(b, x):
 @case("stop_gradient", integers((2, 3)), primitives=("stop_gradient",))
 def _stop_gradient(b, x):
     return b.mul(b.emit("stop_gradient", [x])[0], x)
+
+# --- issue 13: complex parts -------------------------------------------------------------------
+# Real in, real out, through complex values: the complex cotangents are checked through
+# maps that are not the identity (`_spectrum_weights`).
+
+
+@case("complex_parts", uniform((2, 3)), uniform((2, 3)),
+      primitives=("complex", "real", "imag", "conj"))
+def _complex_parts(b, x, y):
+    z = b.mul(b.complex(x, y), _spectrum_weights(b, b.complex(x, y), 5))
+    w = b.mul(b.conj(z), _spectrum_weights(b, z, 6))
+    return [b.real(w), b.imag(w), b.mul(b.real(z), b.imag(b.conj(z)))]

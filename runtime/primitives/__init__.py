@@ -30,3 +30,4 @@ from . import (callbacks, contractions, control_flow, convolution, custom_deriva
 __all__ = ["callbacks", "contractions", "control_flow", "convolution", "custom_derivatives",
            "elementwise", "fft", "guards", "indexing", "linalg", "reductions", "shapes",
            "windows"]
+from . import complex_parts  # noqa: F401,E402  (issue 13: real, imag, complex, conj)
