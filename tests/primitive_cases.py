@@ -450,3 +450,5 @@ def _complex_parts(b, x, y):
     z = b.mul(b.complex(x, y), _spectrum_weights(b, b.complex(x, y), 5))
     w = b.mul(b.conj(z), _spectrum_weights(b, z, 6))
     return [b.real(w), b.imag(w), b.mul(b.real(z), b.imag(b.conj(z)))]
+case("unary_popcnt", integers((2, 3), -100, 100), primitives=("popcnt",))(
+    lambda b, x: b.popcnt(x))

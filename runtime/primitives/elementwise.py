@@ -166,6 +166,7 @@ unary("round_nearest_afz", FLOAT, "round")
 unary("round_nearest_even", FLOAT, "round_nearest_even")
 unary("not", INTEGRAL, "not_")
 unary("is_finite", FLOAT, "is_finite", result_dtype=lambda d: dtypes.bool_)
+unary("popcnt", INTEGER, "popcnt")   # the number of 1 bits (NumPy's bitwise_count)
 
 # CHLO decompositions, legalized by XLA like the StableHLO ops.
 _one_minus_square = (lambda b, x: b.sub(const(b, 1, x), b.mul(x, x)))
