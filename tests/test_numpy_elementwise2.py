@@ -190,3 +190,87 @@ def test_true_divide_is_divide():
 def test_errors_are_psc_errors():
     with pytest.raises(PSCError):
         run(np.ldexp, [(np.array([1.0]), np.array([0.5]))])
+
+# --- round -------------------------------------------------------------------------------------
+
+
+def test_round_of_complex_and_bool_matches_numpy(rng):
+    for decimals in (0, 1, -1):
+        check(np.round, [(_complex(np.complex64, rng) * 10,), (_complex(np.complex128, rng),),
+                         (np.array([2.5 - 3.5j, -0.5 + 0.5j]),),
+                         (rng.integers(-99, 99, (5,)).astype(np.int8),)], decimals=decimals)
+    check(np.round, [(np.array([True, False]),)])
+    with pytest.raises(PSCTypeError):
+        run(np.round, [(np.array([True]),)], decimals=1)
+
+# --- isclose, allclose, array_equal, array_equiv ---------------------------------------------
+
+
+CLOSE_PAIRS = [
+    (np.array([1.0, np.nan, np.inf, -np.inf, 1e-9, 1.0]),
+     np.array([1.0 + 1e-6, np.nan, np.inf, np.inf, 0.0, 1.1])),
+    (np.array([1, 2, 3], np.int32), np.array([1, 2, 4], np.int32)),
+    (np.array([True, False]), np.array([True, True])),
+    (np.float32([1.0, 2.0]), 2),
+    (np.array([1 + 1j, np.nan]), np.array([1 + 1.000001j, np.nan])),
+    (np.zeros((0,)), np.zeros((0,))),
+    (np.float32(1), np.float32(1.00001)),
+    (np.ones((2, 3)), np.ones((3,))),
+]
+
+
+@pytest.mark.parametrize("equal_nan", [False, True])
+def test_isclose_and_allclose_match_numpy(equal_nan):
+    check(np.isclose, CLOSE_PAIRS, equal_nan=equal_nan)
+    check(np.isclose, CLOSE_PAIRS, rtol=0.2, atol=0.0, equal_nan=equal_nan)
+    expected = [np.bool_(np.allclose(x, y, equal_nan=equal_nan)) for x, y in CLOSE_PAIRS]
+    assert_same(run(np.allclose, CLOSE_PAIRS, equal_nan=equal_nan), expected)
+
+
+@pytest.mark.parametrize("equal_nan", [False, True])
+def test_array_equal_and_array_equiv_match_numpy(equal_nan):
+    pairs = CLOSE_PAIRS + [(np.array([np.nan, 1.0]), np.array([np.nan, 1.0])),
+                           (np.array([1, 2]), np.array([1.0, 2.0]))]
+    for fn, kwargs in ((np.array_equal, {"equal_nan": equal_nan}), (np.array_equiv, {})):
+        for x, y in pairs + [(np.ones(2), np.ones(3))]:
+            expected = fn(x, y, **kwargs)
+            actual = StagedFunction(lambda b, x, y: b.constant(False) if (
+                r := translate(b, fn, x, y, **kwargs)) is False else r)(x, y)
+            assert bool(actual) == expected, (fn, x, y)
+
+
+def test_allclose_in_an_if_stages_like_a_traced_bool():
+    def pick(x, y):
+        if np.allclose(x, y):
+            return x + 1.0
+        return x - 1.0
+    x = np.array([1.0, 2.0])
+    for y in (x, x + 1):
+        assert_same(jit_ps(pick)(x, y), pick(x, y))
+
+# --- static introspection ---------------------------------------------------------------------
+
+
+def test_introspection_on_traced_values_is_static():
+    x = np.ones((2, 3, 4), np.float32)
+    questions = [(np.shape, ()), (np.ndim, ()), (np.size, ()), (np.size, (1,)),
+                 (np.size, ((0, -1),)), (np.iterable, ()), (np.isscalar, ()),
+                 (np.result_type, (1.0,)), (np.result_type, (np.float64,)),
+                 (np.can_cast, (np.int8,)), (np.can_cast, (np.float64, "same_kind"))]
+
+    def build(b, v):
+        for fn, rest in questions:
+            found, expected = translate(b, fn, v, *rest), fn(x, *rest)
+            assert found == expected and type(found) is type(expected), (fn, found)
+        assert translate(b, np.iterable, v[0, 0, 0]) is False
+        assert translate(b, np.isscalar, b.constant(1.0)) is True   # a Python float
+        assert translate(b, np.result_type, v, 1j) == np.complex64
+        return b.constant(0.0)
+    StagedFunction(build)(x)
+    for fn in (np.promote_types, np.issubdtype):
+        with pytest.raises(PSCTypeError, match="dtype"):
+            StagedFunction(lambda b, v: translate(b, fn, v, np.float32))(x)
+    with pytest.raises(PSCTypeError, match="can_cast"):
+        StagedFunction(lambda b, x: translate(b, np.can_cast, b.constant(1.0), np.int8))(x)
+    with pytest.raises(PSCError, match="isscalar"):
+        run(np.isscalar, [(x.sum(),)])

@@ -2,4 +2,4 @@
 from . import (builtins, creation, decompositions, elementwise, indexing, linalg,  # noqa: F401
                reductions, shapes, statistics)
 from . import fft  # noqa: F401,E402  (issue 13: numpy.fft)
-from . import complex_parts, elementwise_more  # noqa: F401,E402  (issue 13: NumPy breadth)
+from . import comparisons, complex_parts, elementwise_more, introspection  # noqa: F401,E402,E501  (issue 13)
