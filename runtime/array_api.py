@@ -154,6 +154,21 @@ class ArrayMethods:
         return _apply("numpy.divmod", other, self)
 
     @property
+    def real(self):
+        return _apply("numpy.real", self)
+
+    @property
+    def imag(self):
+        return _apply("numpy.imag", self)
+
+    @property
+    def flat(self):
+        # read-only: `x.flat[i]` and iteration see the C-order elements; NumPy's flatiter
+        # also assigns (`x.flat[i] = v`), which the functional rewrite of `x[...] = v`
+        # does not reach
+        return _apply("numpy.ravel", self)
+
+    @property
     def T(self):
         return _apply("numpy.transpose", self)
 
@@ -213,6 +228,9 @@ for _name, _op in {"neg": operator.neg, "pos": operator.pos, "invert": operator.
 METHODS = ("sum", "mean", "prod", "max", "min", "argmax", "argmin", "all", "any", "std",
            "var", "cumsum", "cumprod", "reshape", "transpose", "swapaxes", "squeeze", "ravel",
            "flatten", "astype", "clip", "copy", "dot", "trace", "repeat", "argsort", "round")
+# issue 13: methods that forward to their NumPy function (`numpy_rules.methods`)
+METHODS += ("diagonal", "take", "conj", "conjugate", "nonzero", "searchsorted",
+            "argpartition", "choose", "compress")
 for _name in METHODS:
     setattr(ArrayMethods, _name, _method(_name))
 

@@ -164,10 +164,16 @@ def translate_numpy(b, fn, *args, **kwargs):
     return strong(b, translate(b, fn, *args, **kwargs))
 
 
+# Libraries whose functions return NumPy values (strong even for Python-scalar operands).
+# SciPy needs no mirror module: a rule registered by qualified name ("scipy.special.erf")
+# is also found by object, so `runtime.transpiled` applies it in the decorator and the CLI.
+NUMPY_LIKE_PACKAGES = ("numpy.", "scipy.")
+
+
 def is_numpy_function(fn) -> bool:
-    """True for an object whose rule is registered under a ``numpy.`` name."""
+    """True for an object whose rule is registered under a ``numpy.`` or ``scipy.`` name."""
     name = fn if isinstance(fn, str) else qualified_name(fn)
-    return name is not None and name.startswith("numpy.")
+    return name is not None and name.startswith(NUMPY_LIKE_PACKAGES)
 
 
 def strong(b, tree):

@@ -67,8 +67,7 @@ def isrealobj(b: Builder, x) -> bool:
 
 
 for _names, _rule in ((("numpy.real",), real), (("numpy.imag",), imag),
-                      (("numpy.conj", "numpy.conjugate", "numpy.ndarray.conj",
-                        "numpy.ndarray.conjugate"), conjugate),
+                      (("numpy.conj", "numpy.conjugate"), conjugate),
                       (("numpy.angle",), angle), (("numpy.isreal",), isreal),
                       (("numpy.iscomplex",), iscomplex), (("numpy.isrealobj",), isrealobj),
                       (("numpy.iscomplexobj",), iscomplexobj)):
