@@ -452,3 +452,7 @@ def _complex_parts(b, x, y):
     return [b.real(w), b.imag(w), b.mul(b.real(z), b.imag(b.conj(z)))]
 case("unary_popcnt", integers((2, 3), -100, 100), primitives=("popcnt",))(
     lambda b, x: b.popcnt(x))
+# (the order n is a constant: its partial is 0 by design, not a derivative)
+case("polygamma", uniform((2, 3), 0.5, 3.0), primitives=("polygamma",))(
+    lambda b, x: [b.polygamma(b.broadcast_in_dim(b.constant(np.float64(n)), x.shape, ()), x)
+                  for n in (1.0, 2.0)])

@@ -19,7 +19,6 @@ from tests.primitive_cases import CASES, lane_program
 
 # Cases whose derivative is refused, with the error (forward, reverse).
 REFUSED = {
-    "unary_digamma": (PSCUnsupportedCallError, PSCUnsupportedCallError),
     "cumulative": (PSCUnsupportedCallError, PSCUnsupportedCallError),   # cumulative max
     "lu": (PSCUnsupportedCallError, PSCUnsupportedCallError),   # det/slogdet: no derivative
     "while_lane_dependent_trips": (None, PSCValueError),   # trip count known at run time
