@@ -511,3 +511,18 @@ def _eig_vectors(b, a):
 @case("lu_stacked", well_conditioned((2, 4, 4)), primitives=("lu",))
 def _lu_stacked(b, a):
     return b.emit("lu", [a])
+# --- issue 13: complex parts -------------------------------------------------------------------
+# Real in, real out, through complex values: the complex cotangents are checked through
+# maps that are not the identity (`_spectrum_weights`).
+@case("complex_parts", uniform((2, 3)), uniform((2, 3)),
+      primitives=("complex", "real", "imag", "conj"))
+def _complex_parts(b, x, y):
+    z = b.mul(b.complex(x, y), _spectrum_weights(b, b.complex(x, y), 5))
+    w = b.mul(b.conj(z), _spectrum_weights(b, z, 6))
+    return [b.real(w), b.imag(w), b.mul(b.real(z), b.imag(b.conj(z)))]
+case("unary_popcnt", integers((2, 3), -100, 100), primitives=("popcnt",))(
+    lambda b, x: b.popcnt(x))
+# (the order n is a constant: its partial is 0 by design, not a derivative)
+case("polygamma", uniform((2, 3), 0.5, 3.0), primitives=("polygamma",))(
+    lambda b, x: [b.polygamma(b.broadcast_in_dim(b.constant(np.float64(n)), x.shape, ()), x)
+                  for n in (1.0, 2.0)])

@@ -19,7 +19,6 @@ from tests.primitive_cases import CASES, lane_program
 
 # Cases whose derivative is refused, with the error (forward, reverse).
 REFUSED = {
-    "unary_digamma": (PSCUnsupportedCallError, PSCUnsupportedCallError),
     "cumulative": (PSCUnsupportedCallError, PSCUnsupportedCallError),   # cumulative max
     "while_lane_dependent_trips": (None, PSCValueError),   # trip count known at run time
     "reduce_window_region": (PSCUnsupportedCallError, PSCUnsupportedCallError),  # any reducer

@@ -18,3 +18,4 @@ from . import setops  # noqa: F401,E402  (issue 13: data-dependent lengths, set 
 from . import selection  # noqa: F401,E402  (issue 13: np.select, np.choose)
 from . import svd  # noqa: F401,E402  (issue 13: the SVD family of numpy.linalg)
 from . import factorizations  # noqa: F401,E402  (issue 13: qr, eigh, eig, roots)
+from . import comparisons, complex_parts, elementwise_more, introspection  # noqa: F401,E402,E501  (issue 13)

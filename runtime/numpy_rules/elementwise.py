@@ -192,6 +192,8 @@ def _isinf(b, x):
 
 
 def _isfinite(b, x):
+    if dtypes.is_complex(x.dtype):   # both parts finite
+        return b.and_(b.is_finite(b.real(x)), b.is_finite(b.imag(x)))
     return b.is_finite(x) if _is_float(x) else full_like_value(b, True, x, dtypes.bool_)
 
 
@@ -442,16 +444,22 @@ register_translation_rule("builtins.divmod", divmod_rule)
 def round_rule(b, a, decimals=0, out=None):
     """``np.round(a, decimals)`` as NumPy computes it: ``rint(a * 10**d) / 10**d`` (or
     ``rint(a / 10**-d) * 10**-d`` for negative ``d``), halves to even; integers are kept
-    for ``d >= 0`` and rounded through float64 otherwise."""
+    for ``d >= 0`` and rounded through float64 otherwise; complex values round each part;
+    bools become float16 (NumPy's loop)."""
     if out is not None:
         raise b.error(PSCTypeError, "np.round(..., out=...) writes into an array, which PSC "
                       "functions cannot do", "use the returned value")
     x = lift(b, a)
     decimals = static_int(b, decimals, "decimals")
+    if x.dtype == dtypes.bool_:   # NumPy rounds bools as float16 (0 decimals only)
+        if decimals != 0:
+            raise b.error(PSCTypeError, "Cannot cast ufunc 'multiply' output from "
+                          "dtype('float64') to dtype('bool') with casting rule 'same_kind'")
+        return b.convert(x, np.float16)
     if not _is_float(x) and decimals >= 0:
         return x
-    if dtypes.is_complex(x.dtype):
-        raise b.error(PSCTypeError, "np.round of a complex array is not supported")
+    if dtypes.is_complex(x.dtype):   # the real and imaginary parts, each rounded
+        return b.complex(round_rule(b, b.real(x), decimals), round_rule(b, b.imag(x), decimals))
     y = x if _is_float(x) else b.convert(x, dtypes.float64)
     factor = full_like_value(b, 10.0 ** abs(decimals), y)
     if decimals >= 0:

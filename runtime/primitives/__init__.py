@@ -33,3 +33,4 @@ __all__ = ["callbacks", "contractions", "control_flow", "convolution", "custom_d
 from . import triangular  # noqa: F401,E402  (issue 13: triangular_solve, for scipy.linalg)
 from . import svd  # noqa: E402,F401  (issue 13: the SVD family)
 from . import decompositions  # noqa: E402,F401  (issue 13: qr, eigh, eig; lu's derivatives)
+from . import complex_parts  # noqa: F401,E402  (issue 13: real, imag, complex, conj)

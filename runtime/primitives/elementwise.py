@@ -166,6 +166,7 @@ unary("round_nearest_afz", FLOAT, "round")
 unary("round_nearest_even", FLOAT, "round_nearest_even")
 unary("not", INTEGRAL, "not_")
 unary("is_finite", FLOAT, "is_finite", result_dtype=lambda d: dtypes.bool_)
+unary("popcnt", INTEGER, "popcnt")   # the number of 1 bits (NumPy's bitwise_count)
 
 # CHLO decompositions, legalized by XLA like the StableHLO ops.
 _one_minus_square = (lambda b, x: b.sub(const(b, 1, x), b.mul(x, x)))
@@ -190,7 +191,8 @@ unary("erfc", FLOAT, "erfc", lambda b, x, r: (_gaussian(b, x, -2 / math.sqrt(mat
 unary("erf_inv", FLOAT, "erf_inv", lambda b, x, r: (b.mul(const(b, math.sqrt(math.pi) / 2, r),
                                                          b.exp(b.mul(r, r))),), dialect="chlo")
 unary("lgamma", FLOAT, "lgamma", lambda b, x, r: (b.digamma(x),), dialect="chlo")
-unary("digamma", FLOAT, "digamma", _no_derivative("digamma"), dialect="chlo")
+unary("digamma", FLOAT, "digamma", lambda b, x, r: (b.polygamma(const(b, 1, x), x),),
+      dialect="chlo")
 
 # --- binary ---------------------------------------------------------------------------------
 
@@ -210,6 +212,10 @@ binary("xor", INTEGRAL, "xor")
 binary("shift_left", INTEGER, "shift_left")
 binary("shift_right_arithmetic", INTEGER, "shift_right_arithmetic")
 binary("shift_right_logical", INTEGER, "shift_right_logical")
+# polygamma(n, x), the n-th derivative of digamma: ``n`` is an order (a constant
+# integer-valued float), so its partial is taken as 0; d/dx is polygamma(n + 1, x)
+binary("polygamma", FLOAT, "polygamma", lambda b, n, x, r: (
+    const(b, 0, n), b.polygamma(b.add(n, const(b, 1, n)), x)), dialect="chlo")
 # the next float after x toward y (NumPy's nextafter): a step of one ulp, slope 1 in x
 binary("next_after", FLOAT, "next_after", lambda b, x, y, r: (const(b, 1, x), const(b, 0, y)),
        dialect="chlo")

@@ -82,12 +82,9 @@ def const(b, value, like):
 
 
 def conj(b, z):
-    """The complex conjugate, from the real and imaginary parts (``convert`` keeps the
-    real part; the imaginary part is the real part of ``-i z``): the builder has no
-    ``conj`` op."""
-    real = b.convert(z, dtypes.real_dtype(z.dtype))
-    imag = b.convert(b.mul(z, const(b, -1j, z)), real.dtype)
-    return b.sub(b.convert(real, z.dtype), b.mul(b.convert(imag, z.dtype), const(b, 1j, z)))
+    """The complex conjugate (the ``conj`` primitive, `runtime.primitives.complex_parts`);
+    a real ``z`` is its own conjugate."""
+    return b.conj(z) if dtypes.is_complex(z.dtype) else z
 
 
 # --- rule builders ------------------------------------------------------------------------
