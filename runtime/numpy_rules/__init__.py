@@ -2,3 +2,4 @@
 from . import (builtins, creation, decompositions, elementwise, indexing, linalg,  # noqa: F401
                reductions, shapes, statistics)
 from . import fft  # noqa: F401,E402  (issue 13: numpy.fft)
+from . import products  # noqa: F401,E402  (issue 13: convolve, cross, vecdot...)
