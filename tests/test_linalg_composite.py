@@ -235,3 +235,20 @@ def test_under_jit_ps():
             np.linalg.vecdot(v, v) + np.linalg.cross(v, v).sum()
     a, v = arr((3, 3)), arr((3,), seed=1)
     np.testing.assert_allclose(jit_ps(f)(a, v), f(a, v), rtol=1e-10)
+
+
+@pytest.mark.parametrize("axis", [None, 0, -1, (0, 2), (2, 0)])
+@pytest.mark.parametrize("ord", [2, 1, np.inf, 0, 3])
+def test_vector_norm(axis, ord):
+    check(np.linalg.vector_norm, arr((2, 3, 4)), axis=axis, ord=ord)
+
+
+def test_vector_norm_dtypes_keepdims_and_matrix_norm():
+    check(np.linalg.vector_norm, arr((3, 4), I64), axis=(0, 1), keepdims=True)
+    check(np.linalg.vector_norm, arr((3, 4), F32), axis=1, keepdims=True)
+    check(np.linalg.vector_norm, arr((3, 4), C128))
+    for ord in ("fro", 1, -np.inf):
+        check(np.linalg.matrix_norm, arr((2, 3, 4)), ord=ord)
+    check(np.linalg.matrix_norm, arr((3, 4), F32), keepdims=True)
+    with pytest.raises(PSCError):
+        run_rule(np.linalg.matrix_norm, arr((3, 3)), ord=2)
