@@ -373,3 +373,12 @@ def test_user_errors_match_numpy_kind(fn, args, kwargs, error):
         fn(*args, **kwargs)
     with pytest.raises(error):
         run_rule(fn, *args, **kwargs)
+
+
+def test_failed_eigh_gives_nan_for_that_matrix_only():
+    a = np.stack([np.full((3, 3), np.nan), np.diag([3.0, 1.0, 2.0])])
+    with pytest.raises(np.linalg.LinAlgError):
+        np.linalg.eigh(a)
+    w, v = run_rule(np.linalg.eigh, a)
+    assert np.isnan(np.asarray(w)[0]).all() and np.isnan(np.asarray(v)[0]).all()
+    assert_same(np.asarray(w)[1], np.array([1.0, 2.0, 3.0]))

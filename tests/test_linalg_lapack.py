@@ -159,9 +159,11 @@ def test_slogdet_result_fields_and_singular_matrices():
     assert_same(jit_ps(f)(a), f(a))
 
 
-def test_det_has_no_derivative():
-    with pytest.raises(PSCUnsupportedCallError, match="det"):
-        grad(lambda a: np.linalg.det(a))(matrix((3, 3)))
+def test_det_derivative_is_det_times_inverse_transpose():
+    # (more derivatives of det/slogdet: tests/test_linalg_decompositions.py)
+    a = matrix((3, 3))
+    got = grad(lambda a: np.linalg.det(a))(a)
+    assert_same(np.asarray(got), np.linalg.det(a) * np.linalg.inv(a).T, **tol(np.float64))
 
 
 # --- what NumPy raises at run time -----------------------------------------------------------

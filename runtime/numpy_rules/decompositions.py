@@ -11,8 +11,9 @@ reads only the lower triangle (``upper=True`` gives the conjugate transpose).
 Where NumPy raises ``LinAlgError`` at run time (a singular matrix for solve/inv, one not
 positive definite for cholesky), the compiled program gives NaN for that matrix's whole
 result, as jax does; under ``checks="nan"`` that NaN (from finite inputs) raises
-`PSCFloatingPointError` at the call.  ``det``/``slogdet`` have no derivative
-(refused with `PSCUnsupportedCallError`).  Shape errors NumPy reports as ``LinAlgError`` (a
+`PSCFloatingPointError` at the call.  ``det``/``slogdet`` are differentiable through the
+``lu`` primitive's JVP (`runtime.primitives.decompositions`); at an exactly singular
+matrix their derivative is NaN (jax's det uses cofactors there).  Shape errors NumPy reports as ``LinAlgError`` (a
 ``ValueError``) are `PSCShapeError` here.
 """
 from __future__ import annotations
