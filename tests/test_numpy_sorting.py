@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from runtime import PSCError, PSCRuntimeIndexError, PSCTypeError, PSCValueError
-from transpiler import jit_ps
+from transpiler import grad, jit_ps
 from ad_corpus.oracles import jax_x64  # noqa: F401,E402  (jax in 64 bits while this runs)
 
 
@@ -411,3 +411,20 @@ def test_choose_raise_out_of_range_traced():
 @jit_ps
 def _choose_static(x, y):
     return np.choose(np.array([0, 3, 1]), [x, y])
+
+
+# --- derivatives ---------------------------------------------------------------------------
+
+def _through_compaction(x):
+    kept = np.unique(x, size=4)   # the largest value is cut off: it gets no gradient
+    picked = np.extract(x > 0.5, x, size=3)
+    return np.sum(kept ** 2) + np.sum(picked * np.arange(3.0)) + \
+        np.sum(np.partition(x, 2) * np.arange(6.0))
+
+
+def test_grad_through_size_and_partition_against_central_differences():
+    x = np.array([3.0, 1.0, 2.5, 0.25, 5.0, -1.0])
+    f = jit_ps(_through_compaction)
+    eps = 1e-6
+    expected = [(f(x + eps * e) - f(x - eps * e)) / (2 * eps) for e in np.eye(6)]
+    np.testing.assert_allclose(grad(_through_compaction)(x), expected, rtol=1e-6, atol=1e-6)
