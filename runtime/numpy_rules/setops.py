@@ -112,20 +112,25 @@ def _fill(b: Builder, fill, dtype, shape) -> Value:
 def compact(b: Builder, keep: Value, payloads, size: int, fills) -> list[Value]:
     """The elements (rows) of each payload where the bool (n,) ``keep`` is true, in order,
     first ``size`` of them, the rest of the ``size`` slots ``fill``: a cumulative count
-    numbers the kept elements and one scatter writes them (elements not kept, or past
-    ``size``, target an out-of-range slot, which scatter drops)."""
+    numbers the kept elements and one scatter writes them into ``size + 1`` slots, the
+    elements not kept (or past ``size``) into the last one, which is then cut off.  (Every
+    index in range: the scatter's derivative then gives the dropped ones nothing.)"""
     n = keep.shape[0]
-    outs = [_fill(b, fill, p.dtype, (size,) + p.shape[1:]) for p, fill in zip(payloads, fills)]
     if n == 0 or size == 0:
-        return outs
+        return [_fill(b, fill, p.dtype, (size,) + p.shape[1:])
+                for p, fill in zip(payloads, fills)]
     ones = b.convert(keep, INDEX)
     slot = b.sub(b.cumsum(ones, 0), full_like_value(b, 1, ones))
-    slot = b.select(keep, slot, full_like_value(b, size, slot))
-    slot = b.reshape(slot, (n, 1))
-    return [b.scatter(base, slot, p, update_window_dims=tuple(range(1, p.ndim)),
-                      inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,),
-                      index_vector_dim=1, mode="set")
-            for base, p in zip(outs, payloads)]
+    trash = full_like_value(b, size, slot)
+    slot = b.reshape(b.select(keep, b.min(slot, trash), trash), (n, 1))
+    outs = []
+    for p, fill in zip(payloads, fills):
+        base = _fill(b, fill, p.dtype, (size + 1,) + p.shape[1:])
+        written = b.scatter(base, slot, p, update_window_dims=tuple(range(1, p.ndim)),
+                            inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,),
+                            index_vector_dim=1, mode="set")
+        outs.append(b.slice(written, [0] * p.ndim, [size] + list(p.shape[1:])))
+    return outs
 
 
 # --- nonzero and relatives -------------------------------------------------------------------
@@ -252,16 +257,20 @@ def bincount(b, x, weights=None, minlength=0, *, length=None):
         if w.shape != xs.shape:
             raise b.error(PSCValueError, "The weights and list don't have the same length.")
         updates = b.convert(w, np.float64)
-    zeros = b.broadcast_in_dim(b.constant(np.zeros((), updates.dtype)), (n,), ())
     if xs.size == 0 or n == 0:
-        return zeros
+        return b.broadcast_in_dim(b.constant(np.zeros((), updates.dtype)), (n,), ())
     index = b.convert(xs, INDEX)
+    negative = b.lt(index, full_like_value(b, 0, index))
     if not dtypes.is_unsigned(xs.dtype) and not dtypes.is_bool(xs.dtype):
-        guard(b, "index", b.lt(index, full_like_value(b, 0, index)),
-              "np.bincount: the input has a negative value")
-    return b.scatter(zeros, b.reshape(index, (xs.size, 1)), updates, update_window_dims=(),
-                     inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,),
-                     index_vector_dim=1, mode="add")
+        guard(b, "index", negative, "np.bincount: the input has a negative value")
+    # values outside [0, n) go to one extra bin, cut off (every scatter index in range)
+    trash = full_like_value(b, n, index)
+    index = b.select(b.or_(negative, b.gt(index, trash)), trash, index)
+    zeros = b.broadcast_in_dim(b.constant(np.zeros((), updates.dtype)), (n + 1,), ())
+    counts = b.scatter(zeros, b.reshape(index, (xs.size, 1)), updates,
+                       update_window_dims=(), inserted_window_dims=(0,),
+                       scatter_dims_to_operand_dims=(0,), index_vector_dim=1, mode="add")
+    return b.slice(counts, [0], [n])
 
 
 def _bincount_length(b: Builder, xs: Value, minlength: int, length) -> int:
