@@ -14,7 +14,7 @@ import jax
 import numpy as np
 import pytest
 
-from ad_corpus.oracles import as_jax, jax_x64  # noqa: F401  (a fixture)
+from ad_corpus.oracles import as_jax, jax_x64  # noqa: F401  (jax_x64: a fixture)
 from conftest import assert_same, run_rule
 from runtime.errors import (PSCShapeError, PSCTypeError, PSCUnsupportedCallError,
                             PSCValueError)
