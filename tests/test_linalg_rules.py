@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 
 from conftest import assert_same, run_rule
-from runtime.errors import (PSCShapeError, PSCTracedValueError, PSCTypeError,
-                            PSCUnsupportedCallError, PSCValueError)
+from runtime.errors import PSCShapeError, PSCTracedValueError, PSCTypeError, PSCValueError
 
 F32, F64, I32, I64, BOOL = np.float32, np.float64, np.int32, np.int64, np.bool_
 

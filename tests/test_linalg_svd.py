@@ -14,7 +14,7 @@ import jax
 import numpy as np
 import pytest
 
-from ad_corpus.oracles import as_jax, jax_x64  # noqa: F401  (a fixture)
+from ad_corpus.oracles import as_jax, jax_x64  # noqa: F401  (jax_x64: a fixture)
 from conftest import assert_same, run_rule
 from runtime.errors import (PSCShapeError, PSCTypeError, PSCUnsupportedCallError,
                             PSCValueError)
@@ -53,7 +53,7 @@ def same(fn, *args, dtype=F64):
 
 # --- svd, svdvals ------------------------------------------------------------------------------
 
-SHAPES = [(4, 3), (3, 4), (3, 3), (1, 4), (2, 4, 3), (2, 1, 3, 5)]
+SHAPES = [(4, 3), (3, 4), (3, 3), (2, 1, 3, 5)]
 
 
 def _svd_summary(a, full, hermitian=False):
@@ -153,7 +153,7 @@ def norms(a, square, scalar):
     out = []
     for ord in MATRIX_ORDS:
         out.append([np.linalg.matrix_norm(a, ord="fro" if ord is None else ord),
-                    np.linalg.norm(a, ord, (2, 0)), np.linalg.norm(a, ord, (-1, -2), True)])
+                    np.linalg.norm(a, ord, (2, 0), ord in (2, "nuc"))])
     out.append([np.linalg.norm(square, 2), np.linalg.matrix_norm(square, ord="nuc",
                                                                  keepdims=True)])
     for ord in VECTOR_ORDS:
@@ -356,22 +356,16 @@ def _svd_loss(a):
     u, s, vh = np.linalg.svd(a, full_matrices=False)
     k = s.shape[-1]
     return (np.sum(s * W[0, :k]) + np.sum(np.abs(u * s[..., None, :]) ** 2 * W[:u.shape[-2], :k])
-            + np.sum(np.abs(vh) ** 2 * W[:k, :vh.shape[-1]])
-            + np.sum(np.linalg.svd(a, compute_uv=False) ** 3) + np.sum(np.linalg.svdvals(a)))
+            + np.sum(np.abs(vh) ** 2 * W[:k, :vh.shape[-1]]))
 
 
 def svd_losses(a, b, c, d):
-    return _svd_loss(a) + _svd_loss(b) + _svd_loss(c) + _svd_loss(d)
-
-
-@pytest.mark.usefixtures("jax_x64")
-def test_grad_of_svd_matches_jax_and_central_differences():
-    _against_jax_and_central_differences(svd_losses, data((4, 3)), data((3, 4), seed=1),
-                                         data((3, 3), seed=2), data((2, 3, 2), seed=3))
+    return (_svd_loss(a) + _svd_loss(b) + _svd_loss(c) + _svd_loss(d)
+            + np.sum(np.linalg.svd(a, compute_uv=False) ** 3) + np.sum(np.linalg.svdvals(b)))
 
 
 def complex_svd_losses(a, b, c):   # |u s|², |vh|² and s: phase-free
-    return _svd_loss(a) + _svd_loss(b) + _svd_loss(c)
+    return _svd_loss(a) + _svd_loss(b) + _svd_loss(c) + np.sum(np.linalg.svdvals(c) ** 3)
 
 
 @pytest.mark.usefixtures("jax_x64")

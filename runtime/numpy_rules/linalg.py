@@ -1,5 +1,7 @@
 """Linear algebra: dot, matmul (``@``), vdot, inner, outer, tensordot, einsum, kron, trace
-and ``np.linalg.norm``, built on the builder's ``dot_general`` and ``reduce``.
+and ``np.linalg.norm``, built on the builder's ``dot_general`` and ``reduce`` (matrix
+norms of ord 2, -2 and 'nuc' on the singular values of the ``svd`` primitive,
+`runtime.primitives.svd`).
 
 Dtypes follow NumPy 2 exactly.  ``np.dot`` and its relatives convert every argument with
 ``asarray``, so Python scalars count as strong int64/float64 there (``np.dot(2, f32)`` is

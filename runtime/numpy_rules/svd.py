@@ -58,6 +58,8 @@ COVERAGE_NOTES = {
                           "empty (their shape depends on the traced rank in NumPy)",
     "numpy.linalg.matrix_rank": "partial: a 0-d/1-d input gives an int64 array, not int",
     "numpy.linalg.pinv": "partial: second and higher derivatives are not exact",
+    "numpy.linalg.cond": "partial: where NumPy raises LinAlgError at run time (the SVD of "
+                         "a NaN input; p='nuc' of a singular matrix) the result is NaN/inf",
 }
 
 # --- shared helpers -------------------------------------------------------------------------
