@@ -92,7 +92,8 @@ def _empty_as_zeros(fn, args, kw, expected):
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
 def test_pad_every_mode(dtype):
     x = _sample(dtype)
-    calls = [(np.pad, (X, w, mode), kw) for w in _WIDTHS for mode, kw in _PAD_MODES]
+    widths = _WIDTHS if dtype == np.float64 else _WIDTHS[1:2]   # kept short: compile time
+    calls = [(np.pad, (X, w, mode), kw) for w in widths for mode, kw in _PAD_MODES]
     check_many(calls, x, post=_empty_as_zeros)
 
 
@@ -294,6 +295,22 @@ def test_inplace_functions_rebind_locals_and_update_arguments():
     expected = fill_many(theirs, 7.5, m)
     assert_same(got, expected)
     assert_same(mine, theirs)   # np.copyto(x, A) reached the caller's array
+
+
+def put_in_loops(x, v, n):
+    A = x.copy()
+    for k in range(3):
+        np.put(A, [k], v * k)
+    i = 0
+    while i < n:
+        np.fill_diagonal(A, np.diagonal(A) + v)
+        i += 1
+    return A
+
+
+def test_inplace_functions_in_loops():
+    x = np.arange(9.0).reshape(3, 3)
+    assert_same(jit_ps(put_in_loops)(x, 1.5, 4), put_in_loops(x, 1.5, 4))
 
 
 def put_in_expression(x, v):
