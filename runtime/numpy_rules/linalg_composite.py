@@ -1,8 +1,8 @@
 """The rest of ``numpy.linalg`` that ``jax.numpy.linalg`` also has, composed from the
 ``numpy`` rules of `linalg` and `decompositions`: ``matrix_power``, ``multi_dot``,
 ``tensorsolve``, ``tensorinv``, and the array-API aliases ``cross``, ``outer``, ``trace``,
-``vecdot``, ``matmul``, ``diagonal``, ``matrix_transpose``, ``tensordot``, ``vector_norm`` and
-``matrix_norm``.
+``vecdot``, ``matmul``, ``diagonal``, ``matrix_transpose`` and ``tensordot``
+(``vector_norm`` and ``matrix_norm`` live with the singular values, in `svd`).
 
 NumPy semantics kept (NumPy 2.x, ``numpy/linalg/_linalg.py``):
 
@@ -19,9 +19,6 @@ NumPy semantics kept (NumPy 2.x, ``numpy/linalg/_linalg.py``):
   same axis of both and of the result), ``outer`` only 1-d arrays, ``trace``/``diagonal``
   work on the last two axes, ``vecdot`` is the gufunc ``(n),(n)->()`` conjugating its first
   argument.
-
-``matrix_norm`` with ``ord`` 2, -2 or 'nuc' needs singular values: refused, as
-``np.linalg.norm`` is here (``COVERAGE_NOTES``).
 
 Deviation, as in `decompositions`: a singular matrix (``matrix_power`` with ``n < 0``,
 ``tensorsolve``, ``tensorinv``) gives NaN instead of raising ``LinAlgError``.
@@ -43,8 +40,6 @@ from ._core import (broadcast_shapes, broadcast_to, lift, normalize_axis,
                     resolve_ufunc_dtypes, static_int)
 from .linalg import _check_kwargs, _compute_dtype, _finish, _static
 
-COVERAGE_NOTES = {"numpy.linalg.matrix_norm": "partial: ord=2, -2 and 'nuc' (singular values) "
-                                            "are not supported"}
 
 # --- matrix_power ---------------------------------------------------------------------------
 
@@ -308,35 +303,6 @@ def vecdot(b: Builder, x1, x2, /, *, axis=-1) -> Value:
     return _finish(b, result, out_dtype)
 
 
-def vector_norm(b: Builder, x, /, *, axis=None, keepdims=False, ord=2) -> Value:
-    """np.linalg.vector_norm: np.linalg.norm of the vectors along ``axis`` (None: all of
-    ``x``; a tuple: those axes taken together as one)."""
-    v = lift(b, x)
-    _static(b, axis, "np.linalg.vector_norm axis")
-    shape = v.shape
-    if axis is None:
-        axes = tuple(range(v.ndim))
-    elif isinstance(axis, tuple):
-        axes = tuple(normalize_axis(b, a, v.ndim) for a in axis)
-        if len(set(axes)) != len(axes):
-            raise b.error(PSCValueError, "repeated axis")
-    else:
-        axes = (normalize_axis(b, axis, v.ndim),)
-    rest = tuple(d for d in range(v.ndim) if d not in axes)
-    v = b.transpose(v, axes + rest)
-    v = b.reshape(v, (int(np.prod([shape[d] for d in axes], dtype=np.int64)),)
-                  + tuple(shape[d] for d in rest))
-    result = linalg.norm(b, v, ord=ord, axis=0)
-    if keepdims:
-        result = b.reshape(result, tuple(1 if d in axes else n for d, n in enumerate(shape)))
-    return result
-
-
-def matrix_norm(b: Builder, x, /, *, keepdims=False, ord="fro") -> Value:
-    """np.linalg.matrix_norm: np.linalg.norm over the last two axes."""
-    return linalg.norm(b, x, ord=ord, axis=(-2, -1), keepdims=keepdims)
-
-
 def matmul(b: Builder, x1, x2, /) -> Value:
     """np.linalg.matmul: np.matmul without its ufunc keywords."""
     return linalg.matmul(b, x1, x2)
@@ -355,6 +321,5 @@ for _name, _rule in [
     ("tensorinv", tensorinv), ("cross", cross), ("outer", outer), ("trace", trace),
     ("diagonal", diagonal), ("vecdot", vecdot), ("matmul", matmul),
     ("matrix_transpose", matrix_transpose), ("tensordot", tensordot),
-    ("vector_norm", vector_norm), ("matrix_norm", matrix_norm),
 ]:
     register_translation_rule(f"numpy.linalg.{_name}", _rule)

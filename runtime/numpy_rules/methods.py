@@ -11,13 +11,9 @@ from __future__ import annotations
 from ..translation import register_translation_rule, translate_numpy
 
 # method -> (function, position of the array among the function's arguments)
-FORWARDED = {
-    "diagonal": ("numpy.diagonal", 0), "take": ("numpy.take", 0),
-    "conj": ("numpy.conj", 0), "conjugate": ("numpy.conjugate", 0),
-    "nonzero": ("numpy.nonzero", 0), "searchsorted": ("numpy.searchsorted", 0),
-    "argpartition": ("numpy.argpartition", 0), "choose": ("numpy.choose", 0),
-    "compress": ("numpy.compress", 1),
-}
+# (``diagonal``, ``take``, ``nonzero``, ``searchsorted``, ``argpartition``, ``compress``
+# and ``choose`` register their method rules beside their functions.)
+FORWARDED = {"conj": ("numpy.conj", 0), "conjugate": ("numpy.conjugate", 0)}
 
 
 def _forwarding(function: str, position: int):
