@@ -267,7 +267,7 @@ def test_introspection_on_traced_values_is_static():
         assert translate(b, np.result_type, v, 1j) == np.complex64
         return b.constant(0.0)
     StagedFunction(build)(x)
-    for fn in (np.promote_types, np.issubdtype):
+    for fn in (np.promote_types, np.issubdtype, np.isdtype):
         with pytest.raises(PSCTypeError, match="dtype"):
             StagedFunction(lambda b, v: translate(b, fn, v, np.float32))(x)
     with pytest.raises(PSCTypeError, match="can_cast"):
