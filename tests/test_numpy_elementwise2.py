@@ -267,10 +267,38 @@ def test_introspection_on_traced_values_is_static():
         assert translate(b, np.result_type, v, 1j) == np.complex64
         return b.constant(0.0)
     StagedFunction(build)(x)
-    for fn in (np.promote_types, np.issubdtype):
+    for fn in (np.promote_types, np.issubdtype, np.isdtype):
         with pytest.raises(PSCTypeError, match="dtype"):
             StagedFunction(lambda b, v: translate(b, fn, v, np.float32))(x)
     with pytest.raises(PSCTypeError, match="can_cast"):
         StagedFunction(lambda b, x: translate(b, np.can_cast, b.constant(1.0), np.int8))(x)
     with pytest.raises(PSCError, match="isscalar"):
         run(np.isscalar, [(x.sum(),)])
+
+# --- interp, unwrap ---------------------------------------------------------------------------
+
+
+def test_interp_matches_numpy(rng):
+    xp = np.array([-1.0, 0.0, 0.5, 2.0, 2.0, 3.0])
+    fp = np.array([1.0, -1.0, 2.0, 0.5, 4.0, np.inf])
+    x = np.array([-2.0, -1.0, -0.5, 0.0, 0.25, 2.0, 2.5, 3.0, 4.0, np.nan, np.inf, 1.0])
+    groups = [(x, xp, fp), (x.astype(np.float32), xp, fp), (np.float32(0.7), xp, fp),
+              (np.array([1, 2]), np.array([0, 3]), np.array([0, 30])),
+              (np.zeros((0,)), xp, fp), (x.reshape(3, 4), xp, fp * (1 - 2j)),
+              (x, np.array([1.0]), np.array([5.0]))]
+    check(np.interp, groups)
+    check(np.interp, groups[:2] + groups[3:5], left=-7.0, right=9.0)
+    angles = rng.uniform(-10, 10, (7,))
+    check(np.interp, [(angles, np.array([190.0, -190.0, 350.0, 10.0]),
+                       np.array([5.0, 10.0, 3.0, 4.0]))], period=360)
+    with pytest.raises(PSCValueError, match="same length"):
+        run(np.interp, [(x, xp, fp[:2])])
+
+
+def test_unwrap_matches_numpy(rng):
+    phase = np.cumsum(rng.uniform(-4, 4, (3, 8)), axis=1)
+    groups = [(phase,), (phase.astype(np.float32),), (np.zeros((0,)),),
+              (np.array([0, 1, 5, 9, 2, 8]),), (np.array([0.0, np.pi, 2 * np.pi, -np.pi]),)]
+    check(np.unwrap, groups, rtol=1e-5)
+    check(np.unwrap, groups[:2], rtol=1e-5, axis=0, discont=4.0)
+    check(np.unwrap, [(np.array([0, 5, 10, 3, 7]),), (phase,)], period=6)
