@@ -45,7 +45,7 @@ DTYPES = [np.float32, np.float64, np.int32, np.int8, np.bool_, np.complex64, np.
 @pytest.mark.parametrize("name", ["convolve", "correlate"])
 def test_signals(name, dtype):
     rng = np.random.default_rng(0)
-    for n, m in [(5, 3), (3, 5), (4, 4), (1, 6), (6, 2), (2, 7)]:
+    for n, m in [(5, 3), (3, 5), (4, 4), (2, 7)]:
         a, v = _input(n, dtype, rng), _input(m, dtype, rng)
         for mode in ("full", "same", "valid"):
             _compare(a, v, name, mode=mode)
