@@ -322,3 +322,11 @@ for _ufunc in UFUNC_RULES:
 for _alias, _ufunc in _ALIASES.items():
     if hasattr(np, _alias):
         _register(_alias, _ufunc)
+
+COVERAGE_NOTES = {
+    "numpy.ufunc.reduce": "partial: non-associative ufuncs fold at most MAX_UNROLLED "
+                          "elements; where= needs an identity (or max/min with initial)",
+    "numpy.ufunc.reduceat": "partial: static indices only",
+}
+UNSUPPORTED = {"numpy.ufunc.at": "updates its operand in place and returns None; the "
+                                 "front end does not rebind the operand"}
