@@ -21,3 +21,6 @@ from . import factorizations  # noqa: F401,E402  (issue 13: qr, eigh, eig, roots
 from . import comparisons, complex_parts, elementwise_more, introspection  # noqa: F401,E402,E501  (issue 13)
 from . import products  # noqa: F401,E402  (issue 13: convolve, cross, vecdot...)
 from . import comparisons, complex_parts, elementwise_more, interpolation, introspection, scipy_special  # noqa: F401,E402,E501  (issue 13)
+from . import ufunc_methods  # noqa: F401,E402  (issue 13: ufunc.reduce/accumulate/...)
+from . import polynomials  # noqa: F401,E402  (issue 13: polyval, polyder, vander...)
+from . import windows  # noqa: F401,E402  (issue 13: kaiser, logspace, piecewise)

@@ -304,3 +304,6 @@ for _name, _rule in [("numpy.convolve", convolve), ("numpy.correlate", correlate
                      ("numpy.einsum_path", einsum_path)]:
     if hasattr(np, _name.split(".")[1]):
         register_translation_rule(_name, _rule)
+
+COVERAGE_NOTES = {"numpy.vecdot": "partial: axis= only (no axes=)",
+                  "numpy.matvec": "partial: no axes=", "numpy.vecmat": "partial: no axes="}
