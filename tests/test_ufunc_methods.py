@@ -117,3 +117,17 @@ def test_refusals():
         _sin_reduce(np.zeros(3))
     with pytest.raises(PSCUnsupportedCallError, match="not associative"):
         _long_subtract(np.zeros(1000))
+
+
+@pytest.mark.parametrize("name", ["maximum", "minimum", "fmax", "logical_xor"])
+def test_long_associative_accumulate_is_exact(name):
+    """Past the unrolling limit an associative ufunc accumulates by a log-step scan, with
+    NaNs where NumPy's sequential loop has them."""
+    rng = np.random.default_rng(1)
+    x = rng.choice([-0.0, 0.0, -1.0, 2.0, np.nan], size=(2, 1500), p=[.3, .3, .2, .19, .01])
+    if name == "logical_xor":
+        x = x > 0
+    expected = getattr(np, name).accumulate(x, axis=1)
+    actual = _method(x, name, "accumulate", (("axis", 1),))
+    assert actual.dtype == expected.dtype
+    np.testing.assert_array_equal(actual, expected)

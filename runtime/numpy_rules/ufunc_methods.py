@@ -117,6 +117,27 @@ def _pairwise_fold(b: Builder, ufunc: np.ufunc, x: Value, axis: int, dtype) -> V
     return _drop_axis(b, x, axis)
 
 
+def _prefix_scan(b: Builder, ufunc: np.ufunc, x: Value, axis: int, dtype) -> Value:
+    """Every prefix of an associative ufunc over ``axis``, in ``ceil(log2 n)`` steps
+    (Hillis–Steele): step k combines each element with the one ``2**k`` before it, the
+    earlier one on the left, as NumPy's left-to-right loop combines them."""
+    n, shift = x.shape[axis], 1
+    while shift < n:
+        later = _combine(b, ufunc, _take(b, x, axis, 0, n - shift), _take(b, x, axis, shift, n),
+                         dtype)
+        x = b.concatenate([_take(b, x, axis, 0, shift), later], axis)
+        shift *= 2
+    return x
+
+
+def _is_associative(ufunc: np.ufunc, dtype) -> bool:
+    """Exactly associative for ``dtype``: rounding makes float sums and products not."""
+    if ufunc in _ASSOCIATIVE or ufunc in _IDEMPOTENT:
+        return True
+    return ufunc in (np.add, np.multiply) and (dtypes.is_bool(dtype) or
+                                               dtype.kind in "iu")
+
+
 def _check_unrollable(b: Builder, ufunc: np.ufunc, method: str, n: int) -> None:
     if n > MAX_UNROLLED:
         raise b.error(PSCUnsupportedCallError, f"np.{ufunc.__name__}.{method} over an axis of "
@@ -237,6 +258,8 @@ def _accumulate(ufunc: np.ufunc):
                 dtypes.is_floating(out_dtype) and out_dtype.itemsize == 2) and not (
                 kind in ("max", "min") and dtypes.is_inexact(out_dtype)):
             return b.cumulative(x, kind, axis)
+        if _is_associative(ufunc, out_dtype):
+            return _prefix_scan(b, ufunc, x, axis, out_dtype)
         return _left_fold(b, ufunc, x, axis, out_dtype, prefixes=True)
     rule.__name__ = f"{ufunc.__name__}_accumulate"
     return rule
