@@ -21,6 +21,7 @@ NumPy *function* returns a NumPy value, strong whatever its operands (``np.abs(2
 from __future__ import annotations
 
 import importlib
+import sys
 from typing import Any, Callable
 
 from jax import tree_util
@@ -35,10 +36,35 @@ _NAME_OF_OBJECT: dict[int, tuple[object, str]] = {}   # id -> (object kept alive
 _SEES_STATIC: set[str] = set()   # rules applied even when no argument is a traced leaf
 
 
+# Rule modules of optional libraries (SciPy), imported on first need rather than with the
+# runtime (``import scipy.linalg`` alone costs most of a second): once the program has
+# imported the library, or when a name of it is asked for.
+_LAZY_RULE_MODULES: dict[str, tuple[str, ...]] = {}
+
+
+def register_lazy_rules(package: str, *modules: str) -> None:
+    """Import the rule ``modules`` for ``package`` only when ``package`` is in use."""
+    _LAZY_RULE_MODULES[package] = modules
+
+
+def _load_lazy_rules(name: str | None = None, everything: bool = False) -> bool:
+    """Import the pending rule modules whose package is imported (or named by ``name``)."""
+    loaded = False
+    for package in list(_LAZY_RULE_MODULES):
+        if everything or package in sys.modules or \
+                (name is not None and name.split(".")[0] == package):
+            for module in _LAZY_RULE_MODULES.pop(package):
+                importlib.import_module(module)
+            loaded = True
+    return loaded
+
+
 def _name_of(fn) -> str | None:
     found = _NAME_OF_OBJECT.get(id(fn))
     if found is not None and found[0] is fn:
         return found[1]
+    if _LAZY_RULE_MODULES and _load_lazy_rules():
+        return _name_of(fn)
     return None
 
 
@@ -106,7 +132,10 @@ def translation_rule(*names: str):
 def lookup_rule(fn) -> Rule | None:
     """The rule for an object or a qualified name, or None."""
     if isinstance(fn, str):
-        return _RULES.get(fn)
+        rule = _RULES.get(fn)
+        if rule is None and _LAZY_RULE_MODULES and _load_lazy_rules(fn):
+            rule = _RULES.get(fn)
+        return rule
     name = _name_of(fn)
     return _RULES.get(name) if name is not None else None
 
@@ -117,6 +146,7 @@ def qualified_name(fn) -> str | None:
 
 
 def registered_names() -> list[str]:
+    _load_lazy_rules(everything=True)
     return sorted(n for n in _RULES if not n.startswith("<"))
 
 
