@@ -127,15 +127,16 @@ def statuses() -> dict[str, tuple[str, str]]:
     for _, prefix, names in SECTIONS:
         for name in names:
             qualified = f"{prefix}.{name}"
-            if lookup_rule(qualified) is not None:
+            if qualified in unsupported:   # a rule that only refuses, with its reason
+                result[qualified] = (MISSING, unsupported[qualified])
+            elif lookup_rule(qualified) is not None:
                 note = partial.get(qualified, "")
                 result[qualified] = (PARTIAL if note else SUPPORTED,
                                      note.removeprefix("partial: "))
             elif qualified in STATIC_ONLY:
                 result[qualified] = (STATIC, STATIC_ONLY[qualified])
             else:
-                why = unsupported.get(qualified) or NOT_SUPPORTED.get(qualified) or \
-                    "no translation rule yet"
+                why = NOT_SUPPORTED.get(qualified) or "no translation rule yet"
                 result[qualified] = (MISSING, why)
     return result
 
