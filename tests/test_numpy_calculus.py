@@ -67,17 +67,16 @@ def test_gradient_static_spacings(dtype, edge_order):
         _assert_same(_gradient_static(f, spacing, axis, edge_order), expected, rtol)
 
 
-@pytest.mark.parametrize("edge_order", [1, 2])
-def test_gradient_traced_spacings(edge_order):
+def test_gradient_traced_spacings():
     f = _data(np.float64, (4, 5), seed=2)
-    for a, c in [(Y, X), (np.float64(0.5), X), (Y.astype(np.float32), np.float32(2.0)),
-                 (np.array([0, 1, 3, 4]), np.arange(5))]:   # uniform and not, int coords
+    for a, c, edge_order in [(Y, X, 2), (np.float64(0.5), X, 1),   # uniform and not
+                             (Y.astype(np.float32), np.float32(2.0), 2),
+                             (np.array([0, 1, 3, 4]), np.arange(5), 1)]:   # int coordinates
         expected = np.gradient(f, a, c, edge_order=edge_order)
         _assert_same(_gradient_traced(f, a, c, None, edge_order), expected)
     f32 = f.astype(np.float32)
-    _assert_same(_gradient_traced(f32, Y, X, None, edge_order),
-                 np.gradient(f32, Y, X, edge_order=edge_order), 1e-5)
-    for h in (0.5, np.float32(0.5)):
+    _assert_same(_gradient_traced(f32, Y, X, None, 1), np.gradient(f32, Y, X), 1e-5)
+    for h, edge_order in ((0.5, 2), (np.float32(0.5), 1)):
         _assert_same(_gradient_scalar(f32, h, edge_order),
                      np.gradient(f32, h, edge_order=edge_order), 1e-5)
 
@@ -90,6 +89,8 @@ def test_gradient_axis_forms():
             _assert_same(_gradient_static(f, "none", axis, edge_order), expected)
     small = np.array([1.0, 4.0])   # two points: edge_order 1 only
     _assert_same(_gradient_static(small, "none", None, 1), np.gradient(small))
+    five = np.arange(5.0) ** 2   # NumPy takes edge_order 0 as the second-order edges
+    _assert_same(_gradient_static(five, "none", None, 0), np.gradient(five, edge_order=0))
 
 
 @pytest.mark.parametrize("args, kwargs", [
@@ -100,9 +101,10 @@ def test_gradient_axis_forms():
     ((np.ones(3), np.arange(4.0)), {}),
     ((np.ones(4),), {"edge_order": 3}),
     ((np.ones((3, 3)),), {"axis": 2}),
+    ((np.ones(2),), {"edge_order": 0}),
 ])
 def test_gradient_errors_match_numpy(args, kwargs):
-    with pytest.raises((ValueError, TypeError, np.exceptions.AxisError)):
+    with pytest.raises((ValueError, TypeError, IndexError)):
         np.gradient(*args, **kwargs)
 
     @jit_ps

@@ -116,8 +116,6 @@ def _axis_gradient(f, axis: int, ax_dx, edge_order: int, otype):
     parts = [first, _interior(f, axis, ax_dx, uniform), last]
     parts = [mirror.asarray(p).astype(otype) for p in parts]
     parts = [p for p in parts if p.shape[axis]] or parts[:1]
-    if f.shape[axis] == 1:   # edge_order 0 (NumPy allows it): first and last are the same
-        parts = parts[-1:]
     return mirror.concatenate(parts, axis=axis)
 
 
@@ -156,6 +154,9 @@ def gradient(b: Builder, f, *varargs, axis=None, edge_order=1):
         if f.shape[ax] < edge_order + 1:
             raise b.error(PSCValueError, "Shape of array too small to calculate a numerical "
                           "gradient, at least (edge_order + 1) elements are required.")
+        if edge_order < 1 and f.shape[ax] < 3:   # NumPy's second-order edges index 2
+            raise b.error(PSCIndexError, f"index {f.shape[ax]} is out of bounds for axis "
+                          f"{ax} with size {f.shape[ax]}")
         if isinstance(ax_dx, tuple):   # traced coordinates: NumPy's uniform test, staged
             step, steps, is_uniform = ax_dx
             out = mirror.where(is_uniform, _axis_gradient(f, ax, step, edge_order, otype),
