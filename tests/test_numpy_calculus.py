@@ -44,6 +44,11 @@ def _gradient_traced(f, a, c, axis, edge_order):
     return np.gradient(f, a, c, axis=axis, edge_order=edge_order)
 
 
+@jit_ps
+def _gradient_listed(f, t):
+    return np.gradient(f, [0.0, t, 3.0, 3.5, 5.0])   # a list holding a traced coordinate
+
+
 @jit_ps(static_argnames=("edge_order",))
 def _gradient_scalar(f, h, edge_order):
     return np.gradient(f, h, edge_order=edge_order)
@@ -74,6 +79,7 @@ def test_gradient_traced_spacings():
                              (np.array([0, 1, 3, 4]), np.arange(5), 1)]:   # int coordinates
         expected = np.gradient(f, a, c, edge_order=edge_order)
         _assert_same(_gradient_traced(f, a, c, None, edge_order), expected)
+    _assert_same(_gradient_listed(f[0], 1.25), np.gradient(f[0], [0.0, 1.25, 3.0, 3.5, 5.0]))
     f32 = f.astype(np.float32)
     _assert_same(_gradient_traced(f32, Y, X, None, 1), np.gradient(f32, Y, X), 1e-5)
     for h, edge_order in ((0.5, 2), (np.float32(0.5), 1)):

@@ -21,7 +21,8 @@ from ..builder import Builder
 from ..errors import PSCIndexError, PSCTypeError, PSCValueError
 from ..ir import Value
 from ..translation import register_translation_rule
-from ._core import _strong_operand, normalize_axis, result_dtype, static_int
+from ._core import (_strong_operand, is_traced_sequence, lift, normalize_axis, result_dtype,
+                    static_int)
 
 COVERAGE_NOTES = {
     "numpy.geomspace": "partial: a zero start or stop gives NaN (NumPy: ValueError); values "
@@ -131,6 +132,7 @@ def gradient(b: Builder, f, *varargs, axis=None, edge_order=1):
         if len(set(axes)) != len(axes):
             raise b.error(PSCValueError, "repeated axis")
     edge_order = static_int(b, edge_order, "np.gradient's edge_order")
+    varargs = [lift(b, d) if is_traced_sequence(d) else d for d in varargs]
     if len(varargs) == 0:
         dx = [1.0] * len(axes)
     elif len(varargs) == 1 and _ndim(varargs[0]) == 0:
