@@ -37,7 +37,6 @@ from ._core import (broadcast_to, full_like_value, lift, normalize_axis, raveled
 from .statistics import histogram
 
 UNSUPPORTED = {
-    "numpy.gradient": "not implemented yet",
     "numpy.histogram2d": "not implemented yet",
     "numpy.histogramdd": "not implemented yet",
 }

@@ -142,5 +142,4 @@ COVERAGE_NOTES = {
     "numpy.logspace": "partial: traced start/stop with a Python-number base and axis=0",
     "numpy.piecewise": "partial: functions must be element-wise (applied to all of x)",
 }
-UNSUPPORTED = {"numpy.geomspace": "not written yet for traced end points (sign rotation "
-                                  "and exact end points)"}
+UNSUPPORTED: dict = {}
