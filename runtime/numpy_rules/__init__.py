@@ -26,3 +26,4 @@ register_lazy_rules("scipy", f"{__name__}.scipy_linalg", f"{__name__}.scipy_spec
 from . import ufunc_methods  # noqa: F401,E402  (issue 13: ufunc.reduce/accumulate/...)
 from . import polynomials  # noqa: F401,E402  (issue 13: polyval, polyder, vander...)
 from . import windows  # noqa: F401,E402  (issue 13: kaiser, logspace, piecewise)
+from . import fitting  # noqa: F401,E402  (issue 13: polyfit, histogram2d, histogramdd)

@@ -38,8 +38,6 @@ from .statistics import histogram
 
 UNSUPPORTED = {
     "numpy.gradient": "not implemented yet",
-    "numpy.histogram2d": "not implemented yet",
-    "numpy.histogramdd": "not implemented yet",
 }
 COVERAGE_NOTES = {
     "numpy.average": "weights summing to zero give inf/NaN (NumPy: ZeroDivisionError)",
