@@ -74,6 +74,19 @@ def _column(b: Builder, v: Value) -> Value:
     return b.reshape(v, v.shape + (1,))   # v[:, np.newaxis]
 
 
+def _vander(b: Builder, x: Value, order: int) -> Value:
+    """``np.vander(x, order)``: the powers by successive products, as NumPy's
+    ``multiply.accumulate`` rounds them (and differentiable, which that scan is not), in
+    NumPy's ``promote_types(x.dtype, int)`` (float64 for float32 ``x``)."""
+    x = cast(b, x, np.promote_types(x.dtype, int))
+    column = b.broadcast_in_dim(lift(b, 1, x.dtype), x.shape, ())
+    columns = [column]
+    for _ in _range(order - 1):
+        column = b.mul(column, x)
+        columns.append(column)
+    return b.concatenate([_column(b, c) for c in reversed(columns)], 1)
+
+
 def _static(b: Builder, value, what: str):
     if has_traced(value):
         raise b.error(PSCTypeError, f"np.polyfit: {what} must be known when the program is "
@@ -114,7 +127,7 @@ def polyfit(b: Builder, x, y, deg, rcond=None, full=False, w=None, cov=False):
     x, y, order = _checked_inputs(b, x, y, deg)
     if rcond is None:
         rcond = x.shape[0] * np.finfo(x.dtype).eps
-    lhs, rhs = _np(b, np.vander, x, order), y
+    lhs, rhs = _vander(b, x, order), y
     if w is not None:
         lhs, rhs = _weighted(b, lhs, rhs, w)
     scale = _np(b, np.sqrt, _np(b, np.sum, _np(b, np.multiply, lhs, lhs), axis=0))
@@ -146,7 +159,7 @@ def polyfit(b: Builder, x, y, deg, rcond=None, full=False, w=None, cov=False):
 def _sample(b: Builder, sample) -> Value:
     """NumPy's (N, D) sample: a 2-d array as it is, anything else ``atleast_2d(.).T``."""
     v = lift(b, sample)
-    if v.ndim != 2:
+    if v.ndim != 2 or not isinstance(sample, (Value, np.ndarray)):   # no .shape to unpack
         if v.ndim < 2:
             v = b.reshape(v, (1,) * (2 - v.ndim) + v.shape)
         v = b.transpose(v, tuple(range(v.ndim))[::-1])
