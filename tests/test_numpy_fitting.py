@@ -83,6 +83,11 @@ def test_polyfit_mixed_dtypes_and_exact_fit():
             expected = np.polyfit(x, y, 2, w=w, **options)
             actual = run_rule(np.polyfit, x, y, 2, static=(2,), w=w, **options)
             assert_same(actual, expected, rtol=2e-3, atol=2e-4)
+    z = x32.astype(np.float64) + 1j * data(8, seed=7)       # complex data: complex lstsq
+    assert_same(run_rule(np.polyfit, z, y, 2, static=(2,), full=True),
+                np.polyfit(z, y, 2, full=True), rtol=1e-9, atol=1e-12)
+    with pytest.raises(PSCTypeError, match="same_kind"):       # NumPy: UFuncTypeError
+        run_rule(np.polyfit, x32, y, 1, static=(2,), w=z)
     # as many points as coefficients: lstsq's residuals are empty, as in NumPy
     x, y = np.array([0.0, 1.0, 2.0]), np.array([1.0, 3.0, 7.0])
     assert_same(run_rule(np.polyfit, x, y, 2, static=(2,), full=True),
@@ -205,3 +210,7 @@ def test_histogram_errors():
             run_rule(fn, *args, **kwargs)
     with pytest.raises(PSCError):
         run_rule(np.histogramdd, s > 0)   # bool samples are refused
+    with pytest.raises(PSCTypeError, match="known when"):
+        run_rule(np.histogramdd, s, 3)    # traced bins
+    with pytest.raises(PSCError, match="known when"):
+        run_rule(np.histogramdd, s, 3, [(0.0, 1.0), (0.0, 1.0)], static=(1,))
