@@ -14,8 +14,8 @@ when ``len(x) <= order``, as NumPy), ``cov='unscaled'`` does not.  Not as NumPy:
 
 histogramdd(sample, bins=10, range=None, density=None, weights=None) and
 histogram2d(x, y, ...) (NumPy's wrapper around it) follow ``numpy/lib/_histograms_impl.py``:
-``bins`` static per dimension (an int, or a 1-d array of edges), ``range`` static (per
-dimension a pair or None).  Integer bins over a static range have NumPy's own
+``bins`` per dimension a static int or a 1-d array of edges (static, checked to increase;
+or traced, not checked), ``range`` static (per dimension a pair or None).  Integer bins over a static range have NumPy's own
 ``linspace`` edges; without a range the edges come from the traced min and max as the
 ``np.histogram`` rule computes them (`runtime.numpy_rules.statistics._traced_edges`: the
 same ``linspace`` arithmetic).  Each coordinate's bin is ``searchsorted(edges, x,
