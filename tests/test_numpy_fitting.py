@@ -180,6 +180,8 @@ def test_histogramdd_sample_forms_weights_density_and_edges():
     check(np.histogramdd, on_edges[:6], bins=(4, 2))
     check(np.histogramdd, np.full((5, 2), 3.0), bins=2)              # zero width: widened
     check(np.histogramdd, np.zeros((0, 2)), bins=3)                  # empty: range (0, 1)
+    edges = (np.array([-1.0, 0.0, 2.0]), np.linspace(-2, 2, 5))
+    assert_same(run_rule(np.histogramdd, s, edges), np.histogramdd(s, edges))   # traced edges
 
 
 def test_histogram2d_matches_numpy():
