@@ -27,3 +27,4 @@ from . import ufunc_methods  # noqa: F401,E402  (issue 13: ufunc.reduce/accumula
 from . import polynomials  # noqa: F401,E402  (issue 13: polyval, polyder, vander...)
 from . import windows  # noqa: F401,E402  (issue 13: kaiser, logspace, piecewise)
 from . import calculus  # noqa: F401,E402  (issue 13: gradient, geomspace)
+from . import fitting  # noqa: F401,E402  (issue 13: polyfit, histogram2d, histogramdd)

@@ -11,8 +11,7 @@ pad the shorter operand with zeros of its dtype and never trim).
 Not supported (see `UNSUPPORTED`): the functions whose result *length* or *dtype* depends
 on the data.  ``polymul`` and ``polydiv`` trim leading zero coefficients (``poly1d``,
 ``allclose(r[0], 0)``); ``poly`` of complex roots is real only when they pair up into
-conjugates; ``polyfit`` needs ``np.linalg.lstsq`` (another branch) and warns on rank
-deficiency, which is only known when it runs.
+conjugates.  ``polyfit`` is in `runtime.numpy_rules.fitting`.
 """
 from __future__ import annotations
 
@@ -131,15 +130,11 @@ UNSUPPORTED = {
     "numpy.polydiv": _TRIMS + " (the remainder: allclose(r[0], 0))",
     "numpy.poly": "the result is real or complex depending on whether the roots pair up "
                   "into conjugates (and a matrix argument needs eigvals)",
-    "numpy.polyfit": "it needs np.linalg.lstsq on traced arrays, and warns on rank "
-                     "deficiency, which is only known when the program runs",
 }
 _HINTS = {
     "numpy.polymul": "np.convolve(a1, a2) is polymul without the trimming",
     "numpy.polydiv": "divide with a loop of known length (synthetic division)",
     "numpy.poly": "build the coefficients with np.convolve(c, [1, -root]) per root",
-    "numpy.polyfit": "solve the least-squares problem with np.linalg.solve on "
-                     "np.vander(x, deg + 1).T @ np.vander(x, deg + 1)",
 }
 
 for _name, _rule in [("numpy.polyval", polyval), ("numpy.polyder", polyder),

@@ -39,6 +39,7 @@ from .statistics import histogram
 UNSUPPORTED = {
     "numpy.histogram2d": "not implemented yet",
     "numpy.histogramdd": "not implemented yet",
+    "numpy.gradient": "not implemented yet",
 }
 COVERAGE_NOTES = {
     "numpy.average": "weights summing to zero give inf/NaN (NumPy: ZeroDivisionError)",
