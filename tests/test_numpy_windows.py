@@ -64,3 +64,27 @@ def test_piecewise():
 def test_traced_window_length():
     with pytest.raises(PSCTracedValueError, match="window length"):
         _hamming(np.int64(5))
+
+
+@jit_ps(static_argnames=("m",))
+def _static_helpers(x, m):
+    """Functions of static arguments only, used in PSC code beside traced values."""
+    rows, cols = np.diag_indices(m)
+    upper = np.mask_indices(m, np.triu)
+    windows = (np.bartlett(m), np.blackman(m), np.hamming(m), np.hanning(m))
+    shape = np.broadcast_shapes((m, 1), (1, 3))
+    return [x * w for w in windows] + [rows + cols, upper[0] * 10 + upper[1],
+                                       np.zeros(shape) + x[0]]
+
+
+def test_static_argument_helpers_inside_psc_code():
+    for m in (1, 4, 7):
+        x = np.linspace(0.5, 2.0, m)
+        rows, cols = np.diag_indices(m)
+        upper = np.mask_indices(m, np.triu)
+        expected = [x * np.bartlett(m), x * np.blackman(m), x * np.hamming(m),
+                    x * np.hanning(m), rows + cols, upper[0] * 10 + upper[1],
+                    np.zeros(np.broadcast_shapes((m, 1), (1, 3))) + x[0]]
+        for a, e in zip(_static_helpers(x, m), expected):
+            assert a.dtype == e.dtype and a.shape == e.shape
+            np.testing.assert_allclose(a, e, rtol=1e-12, atol=1e-15)

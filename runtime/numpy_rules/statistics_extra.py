@@ -36,11 +36,6 @@ from ._core import (broadcast_to, full_like_value, lift, normalize_axis, raveled
                     result_dtype, static_int)
 from .statistics import histogram
 
-UNSUPPORTED = {
-    "numpy.histogram2d": "not implemented yet",
-    "numpy.histogramdd": "not implemented yet",
-    "numpy.gradient": "not implemented yet",
-}
 COVERAGE_NOTES = {
     "numpy.average": "weights summing to zero give inf/NaN (NumPy: ZeroDivisionError)",
     "numpy.count_nonzero": "axis=None gives a 0-d int64 array (NumPy: a Python int)",
