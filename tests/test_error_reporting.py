@@ -288,7 +288,7 @@ def test_unsupported_ufunc_method_is_a_psc_error_at_the_line():
 @pytest.mark.parametrize("fn, case, culprit", [
     (P.ufunc_attribute, "ufunc_attribute", "np.add.nonexistent"),
     (P.numpy_name, "numpy_name", "np.nonexistent_function"),
-    (P.unsupported_method, "unsupported_method", "x.conj"),
+    (P.unsupported_method, "unsupported_method", "x.byteswap"),
 ], ids=["ufunc_attribute", "numpy_name", "unsupported_method"])
 def test_unsupported_attributes_are_psc_errors_at_the_line(fn, case, culprit):
     x = np.ones(3)

@@ -6,7 +6,7 @@ multiple of 8 and gives uint8; ``bitorder`` is "big" (the first element is the m
 significant bit) or "little".  ``unpackbits`` takes uint8 only and gives uint8 with 8 times
 the length on ``axis``; a static ``count`` keeps the first ``count`` bits (negative: drops
 ``-count`` from the end; beyond the available bits: zero bits are appended).
-Written with NumPy-level code on traced values (the `runtime.numpy_api` mirror).
+Written with NumPy-level code on traced values (`_values_namespace.NP`).
 """
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from ..builder import Builder
 from ..errors import PSCTypeError, PSCValueError
 from ..translation import register_translation_rule
 from ._core import lift, normalize_axis, static_int
+from ._values_namespace import NP
 
 
 def _bit_weights(bitorder: str, b: Builder, name: str):
@@ -38,7 +39,7 @@ def _zero_padded(np, x, extra: int):
 
 
 def packbits(b: Builder, a, axis=None, bitorder="big"):
-    from .. import numpy_api as np   # noqa: PLC0415  (the mirror imports the rules)
+    np = NP
     x = lift(b, a)
     if x.dtype.kind not in "biu":
         raise b.error(PSCTypeError, "Expected an input array of integer or boolean data "
@@ -56,7 +57,7 @@ def packbits(b: Builder, a, axis=None, bitorder="big"):
 
 
 def unpackbits(b: Builder, a, axis=None, count=None, bitorder="big"):
-    from .. import numpy_api as np   # noqa: PLC0415  (the mirror imports the rules)
+    np = NP
     x = lift(b, a)
     if x.dtype != _np.uint8:
         raise b.error(PSCTypeError, f"Expected an input array of unsigned byte data type, "
