@@ -350,3 +350,18 @@ def _strong_operand(b: Builder, x) -> Value:
 
 def as_values(b: Builder, args: Sequence) -> list[Value]:
     return [lift(b, a) for a in args]
+
+
+def rule_table():
+    """``(RULES, rule)``: a family module's table of rules by qualified name, and the
+    decorator ``@rule("numpy.a", "numpy.b")`` that fills it; the module registers the table
+    at its end, in one place."""
+    rules = {}
+
+    def rule(*names):
+        def register(fn):
+            for name in names:
+                rules[name] = fn
+            return fn
+        return register
+    return rules, rule

@@ -25,19 +25,12 @@ from ..ir import Value
 from ..translation import has_traced, register_translation_rule
 from ._core import (broadcast_shapes, broadcast_to, cast, lift, normalize_axis, static_int,
                     static_shape)
+from ._core import rule_table
 from .indexing import getitem
 from .shapes import RULES as SHAPE_RULES
 from .shapes import concatenate, flip, moveaxis, transpose
 
-RULES = {}
-
-
-def _rule(*names):
-    def register(fn):
-        for name in names:
-            RULES[name] = fn
-        return fn
-    return register
+RULES, _rule = rule_table()
 
 
 def _numpy(b, fn, *args, **kwargs):

@@ -20,16 +20,9 @@ from ..errors import PSCTypeError, PSCValueError
 from ..ir import Value
 from ..translation import register_translation_rule
 from ._core import broadcast_shapes, broadcast_to, full_like_value, lift, result_dtype
+from ._core import rule_table
 
-RULES = {}
-
-
-def _rule(*names):
-    def register(fn):
-        for name in names:
-            RULES[name] = fn
-        return fn
-    return register
+RULES, _rule = rule_table()
 
 
 def _rows(b: Builder, x) -> list:

@@ -36,6 +36,7 @@ from ..ir import Value
 from ..translation import register_translation_rule
 from . import indexing
 from ._core import full_like_value, lift, normalize_axis, result_dtype, static_int
+from ._core import rule_table
 from .sorting import INDEX, argsort_axis, gather_1d, refuse_complex, search
 
 COVERAGE_NOTES = {
@@ -61,20 +62,12 @@ UNSUPPORTED = {
     "numpy.trim_zeros": "the result length depends on the data and jax has no size= for it",
 }
 
-RULES = {}
+RULES, _rule = rule_table()
 COMPARE_ALL_LIMIT = 1 << 14   # isin: below this many pairs, compare every pair
 
 _UNIQUE_ALL = type(np.unique_all(np.zeros(1)))
 _UNIQUE_COUNTS = type(np.unique_counts(np.zeros(1)))
 _UNIQUE_INVERSE = type(np.unique_inverse(np.zeros(1)))
-
-
-def _rule(*names):
-    def register(fn):
-        for name in names:
-            RULES[name] = fn
-        return fn
-    return register
 
 
 def _static_size(b: Builder, size, name: str) -> int:

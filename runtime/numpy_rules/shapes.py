@@ -20,17 +20,10 @@ from ..translation import has_traced, register_translation_rule
 from ._core import (array, broadcast_shapes, broadcast_to, cast, lift, normalize_axis,
                     normalize_axes, raveled_if_0d, reduction_axes, result_dtype, static_int,
                     static_shape)
+from ._core import rule_table
 from .elementwise import UFUNC_RULES
 
-RULES = {}
-
-
-def _rule(*names):
-    def register(fn):
-        for name in names:
-            RULES[name] = fn
-        return fn
-    return register
+RULES, _rule = rule_table()
 
 
 # --- reshaping ------------------------------------------------------------------------------

@@ -30,6 +30,7 @@ from ..ir import Value
 from ..translation import register_translation_rule
 from ._core import (broadcast_to, full_like_value, lift, normalize_axis,
                     raveled_if_0d, result_dtype, static_int)
+from ._core import rule_table
 
 INDEX = np.dtype(np.int64)   # NumPy's intp
 COMPARE_ALL_LIMIT = 64       # searchsorted: below this len(a), count comparisons
@@ -44,15 +45,7 @@ COVERAGE_NOTES = {
     "numpy.sort_complex": "partial: complex input refused (real input works)",
 }
 
-RULES = {}
-
-
-def _rule(*names):
-    def register(fn):
-        for name in names:
-            RULES[name] = fn
-        return fn
-    return register
+RULES, _rule = rule_table()
 
 
 def refuse_complex(b: Builder, x: Value, name: str) -> None:
