@@ -33,7 +33,12 @@ def best_per_call(fn, args, calls: int, repeats: int) -> float:
 
 
 def ready(result):
-    """``result`` computed: a jax array waited for; our results are NumPy, already there."""
+    """``result`` computed: jax arrays waited for (each one of a tuple: jax's eigh and svd
+    return named tuples); our results are NumPy, already there."""
+    if isinstance(result, (tuple, list)):
+        for item in result:
+            ready(item)
+        return result
     wait = getattr(result, "block_until_ready", None)
     return result if wait is None else wait()
 
