@@ -30,6 +30,14 @@ def get_client(platform: str | None = None):
     return jax_backend.get_backend(platform)
 
 
+def lowering_platform(client) -> str:
+    """The platform to lower for: the client's, with jaxlib's ``"gpu"`` (what it reports for
+    its CUDA and ROCm clients) resolved to ``"cuda"`` or ``"rocm"``."""
+    if client.platform != "gpu":
+        return client.platform
+    return "rocm" if "rocm" in str(client.platform_version).lower() else "cuda"
+
+
 class XLACompileError(PSCError, RuntimeError):
     """XLA rejected a program the builder accepted: a bug in this project, not the user's."""
 
@@ -156,7 +164,7 @@ class Executable:
 
     @property
     def stablehlo(self) -> str:
-        return lowering.lower_to_stablehlo(self.computation)
+        return lowering.lower_to_stablehlo(self.computation, lowering_platform(self.client))
 
     def as_hlo_text(self) -> str:
         """The optimized HLO XLA compiled (after fusion)."""
@@ -217,7 +225,7 @@ def compile(computation: Computation, platform: str | None = None) -> Executable
     """Compile ``computation`` for the first device of ``platform``."""
     client = get_client(platform)
     device = client.devices()[0]
-    text = lowering.lower_to_stablehlo(computation)
+    text = lowering.lower_to_stablehlo(computation, lowering_platform(client))
     try:
         if computation.host_callbacks:
             loaded = _compile_with_callbacks(client, device, text, computation)

@@ -70,9 +70,12 @@ def _nested_bools(value) -> str:
 
 
 class Printer:
-    """Holds the SSA names and output lines of one lowering."""
+    """Holds the SSA names and output lines of one lowering, for ``platform`` (the PJRT
+    client's, as `runtime.client.lowering_platform` names it: ``"cpu"``, ``"cuda"``,
+    ``"rocm"``...; lowerings with a kernel per platform choose by it)."""
 
-    def __init__(self):
+    def __init__(self, platform: str = "cpu"):
+        self.platform = platform
         self.lines: list[str] = []
         self.names: dict[Value, str] = {}
         self.host_callbacks: list = []   # Python functions of host callbacks, by index
@@ -170,8 +173,8 @@ def lower_operation(printer: Printer, op: Operation) -> None:
     lookup(op.name).lowering(printer, op)
 
 
-def lower_to_stablehlo(computation: Computation) -> str:
-    printer = Printer()
+def lower_to_stablehlo(computation: Computation, platform: str = "cpu") -> str:
+    printer = Printer(platform)
     region = computation.region
     args = []
     for i, param in enumerate(region.params):

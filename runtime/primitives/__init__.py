@@ -34,3 +34,4 @@ from . import triangular  # noqa: F401,E402  (issue 13: triangular_solve, for sc
 from . import svd  # noqa: E402,F401  (issue 13: the SVD family)
 from . import decompositions  # noqa: E402,F401  (issue 13: qr, eigh, eig; lu's derivatives)
 from . import complex_parts  # noqa: F401,E402  (issue 13: real, imag, complex, conj)
+from . import linalg_gpu  # noqa: E402,F401  (GPU lowerings of the linalg family, by platform)
