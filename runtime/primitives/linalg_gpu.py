@@ -156,7 +156,9 @@ def _lower_triangle(t: _Text, x: str, shape, dtype) -> str:
 
 
 def _triangular_solve(t: _Text, a: str, a_t: str, rhs: str, rhs_t: str, *, lower: bool,
-                      unit_diagonal: bool, trans: str) -> str:
+                      unit_diagonal: bool, trans: str, dtype) -> str:
+    if trans == "C" and np.dtype(dtype).kind != "c":
+        trans = "T"                # the adjoint of a real matrix: jax writes TRANSPOSE
     transpose = {"N": "NO_TRANSPOSE", "T": "TRANSPOSE", "C": "ADJOINT"}[trans]
     return t.line("stablehlo.triangular_solve", [a, rhs], [a_t, rhs_t], [rhs_t],
                   f"left_side = true, lower = {_bool(lower)}, "
@@ -210,7 +212,7 @@ def _gpu_solve(p, op, prefix):
                f"start_indices = {i64_array([0] * (r - 1) + [n])}, "
                f"limit_indices = {i64_array(aug_shape)}, strides = {i64_array([1] * r)}")
     solved = _triangular_solve(t, u, value_type(a), y, value_type(rhs), lower=False,
-                               unit_diagonal=False, trans="N")
+                               unit_diagonal=False, trans="N", dtype=a.dtype)
     p.names[x] = _nan_unless(t, _ok(t, info, batch), batch, solved, x.shape, x.dtype)
 
 
@@ -219,7 +221,7 @@ def _gpu_triangular_solve(p, op, prefix):
     p.names[op.results[0]] = _triangular_solve(
         _Text(p, op), p.name(a), value_type(a), p.name(rhs), value_type(rhs),
         lower=op.attrs["lower"], unit_diagonal=op.attrs["unit_diagonal"],
-        trans=op.attrs["trans"])
+        trans=op.attrs["trans"], dtype=a.dtype)
 
 
 def _gpu_eigh(p, op, prefix):
