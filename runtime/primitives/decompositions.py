@@ -37,7 +37,9 @@ Derivatives (the formulas of jax's ``jax/_src/lax/linalg.py``):
 Every VJP is the transpose of the JVP's tangent map (traced as a region and run
 backwards, as `runtime.primitives.custom_derivatives` transposes a custom JVP): one
 formula per primitive, both modes.  Batching: the batch dimension moves to the front and
-becomes one more LAPACK batch dimension.
+becomes one more LAPACK batch dimension.  On GPU (CUDA/ROCm) `runtime.primitives.linalg_gpu`
+lowers qr, geqrf and eigh to cuSOLVER's ``geqrf``/``orgqr``/``syevd`` (verified against
+jax's lowering text, not run) and refuses eig.
 """
 from __future__ import annotations
 

@@ -35,7 +35,10 @@ Its derivative rules live in `runtime.primitives.decompositions`, with the other
 factorizations'.
 
 Batching (all three): batch dimensions move to the front and become one more LAPACK batch
-dimension.  No GPU lowering (cuSOLVER) is written: the lowering is the CPU one.
+dimension.  On GPU (CUDA/ROCm) `runtime.primitives.linalg_gpu` lowers all three to
+cuSOLVER's (hipSOLVER's) ``getrf``/``potrf`` FFI calls and StableHLO's ``triangular_solve``,
+chosen by the platform the program is compiled for; that text is verified against jax's
+GPU lowering only, not run (no GPU was available).
 """
 from __future__ import annotations
 

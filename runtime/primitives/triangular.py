@@ -18,7 +18,8 @@ Derivatives (transposes, not adjoints: ``dot_general``'s convention, and jax's):
 transpose (and conjugates for "C": conj is its own transpose).
 
 Batching: the batch dimensions move to the front and become one more LAPACK batch
-dimension.
+dimension.  On GPU (CUDA/ROCm) the lowering is StableHLO's own ``triangular_solve``, as
+jax's (`runtime.primitives.linalg_gpu`).
 """
 from __future__ import annotations
 
