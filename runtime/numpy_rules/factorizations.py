@@ -58,11 +58,11 @@ EigResult = _result_type("EigResult", "eigenvalues eigenvectors")
 
 COVERAGE_NOTES = {
     "numpy.linalg.eig": "partial: always complex results (NumPy: real when every eigenvalue "
-                        "is real, a data-dependent dtype); eigenvector derivatives refused",
+                        "is real, a data-dependent dtype); eigenvector derivatives refused; CPU only",
     "numpy.linalg.eigvals": "partial: always complex (NumPy: real when every eigenvalue is "
-                            "real, a data-dependent dtype)",
+                            "real, a data-dependent dtype); CPU only",
     "numpy.roots": "partial: always complex; p[0] must be nonzero (NaN otherwise, where NumPy "
-                   "strips leading zeros); trailing zeros' roots are not moved last",
+                   "strips leading zeros); trailing zeros' roots are not moved last; CPU only",
     "numpy.linalg.qr": "partial: mode='economic' (deprecated) refused; mode='raw' has no "
                        "derivative",
 }
