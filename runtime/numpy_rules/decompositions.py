@@ -139,7 +139,7 @@ def _lu_diagonal_and_parity(b: Builder, name: str, a):
     dtype = common_type(b, name, (a,))
     a = lift(b, a, dtype)
     _square_stack(b, name, a)
-    n, r = a.shape[-1], a.ndim
+    r = a.ndim
     if 0 in a.shape:   # det of a 0x0 matrix is 1 (an empty product)
         diag = _zeros(b, a.shape[:-1], a.dtype)
         return diag, b.broadcast_in_dim(b.constant(np.ones((), a.dtype)), a.shape[:-2], ())

@@ -54,7 +54,7 @@ from ..errors import PSCShapeError, PSCUnsupportedCallError
 from ..lowering import tensor_type, value_type
 from ..primitive import batching_rule, checks, jvp_rule, lowers, vjp_rule
 from .custom_derivatives import _linear_part
-from .linalg import (LAPACK_DTYPES, _byte, _check_matrix, _column_major, _row_major, _Text,
+from .linalg import (LAPACK_DTYPES, _byte, _check_matrix, column_major, row_major, LapackText,
                      batched_matmul, matrix_transpose, register_lapack_targets, solve)
 from .support import conj, const, fmt, require, to_front
 
@@ -117,8 +117,8 @@ def _geqrf(t, p, a):
     r, k = a.ndim, min(a.shape[-2:])
     a_t = value_type(a)
     out = t.custom_call(f"lapack_{LAPACK_DTYPES[a.dtype]}geqrf_ffi", [p.name(a)], [a_t], [r],
-                        [(a_t, _column_major(r)),
-                         (tensor_type(a.shape[:-2] + (k,), a.dtype), _row_major(r - 1))],
+                        [(a_t, column_major(r)),
+                         (tensor_type(a.shape[:-2] + (k,), a.dtype), row_major(r - 1))],
                         aliases=_ALIAS_FIRST)
     return f"{out}#0", f"{out}#1"
 
@@ -151,7 +151,7 @@ def _upper(t, x, shape, dtype):
 def _lower_qr(p, op):
     register_lapack_targets()
     (a,), (q, r_out) = op.operands, op.results
-    t = _Text(p, op)
+    t = LapackText(p, op)
     rank, batch, (m, n), dtype = a.ndim, a.shape[:-2], a.shape[-2:], a.dtype
     packed, taus = _geqrf(t, p, a)
     source, source_shape = packed, a.shape
@@ -174,9 +174,9 @@ def _lower_qr(p, op):
     source_t = tensor_type(source_shape, dtype)
     taus_t = tensor_type(batch + (min(m, n),), dtype)
     p.names[q] = t.custom_call(f"lapack_{prefix}_ffi", [source, taus], [source_t, taus_t],
-                               [rank, rank - 1], [(source_t, _column_major(rank))],
+                               [rank, rank - 1], [(source_t, column_major(rank))],
                                aliases=_ALIAS_ONLY,
-                               operand_layouts=[_column_major(rank), _row_major(rank - 1)])
+                               operand_layouts=[column_major(rank), row_major(rank - 1)])
     r_source = packed
     if r_out.shape != a.shape:     # reduced R of a tall matrix: its first n rows
         r_source = _slice(t, packed, a.shape, dtype, r_out.shape)
@@ -187,7 +187,7 @@ def _lower_qr(p, op):
 def _lower_geqrf(p, op):
     register_lapack_targets()
     (a,) = op.operands
-    packed, taus = _geqrf(_Text(p, op), p, a)
+    packed, taus = _geqrf(LapackText(p, op), p, a)
     p.names[op.results[0]], p.names[op.results[1]] = packed, taus
 
 
@@ -195,14 +195,14 @@ def _lower_geqrf(p, op):
 def _lower_eigh(p, op):
     register_lapack_targets()
     (a,), (v, w) = op.operands, op.results
-    t = _Text(p, op)
+    t = LapackText(p, op)
     r, batch = a.ndim, a.shape[:-2]
     kind = "heevd" if a.dtype.kind == "c" else "syevd"
     a_t = value_type(a)
     config = f"mode = {_byte('V')}, uplo = {_byte('L' if op.attrs['lower'] else 'U')}"
     out = t.custom_call(f"lapack_{LAPACK_DTYPES[a.dtype]}{kind}_ffi", [p.name(a)], [a_t], [r],
-                        [(a_t, _column_major(r)), (value_type(w), _row_major(r - 1)),
-                         (tensor_type(batch, np.int32), _row_major(r - 2))],
+                        [(a_t, column_major(r)), (value_type(w), row_major(r - 1)),
+                         (tensor_type(batch, np.int32), row_major(r - 2))],
                         config, aliases=_ALIAS_FIRST)
     p.names[v] = t.ok_or_nan(f"{out}#2", f"{out}#0", v.shape, v.dtype)
     p.names[w] = t.ok_or_nan(f"{out}#2", f"{out}#1", w.shape, w.dtype, len(batch))
@@ -212,13 +212,13 @@ def _lower_eigh(p, op):
 def _lower_eig(p, op):
     register_lapack_targets()
     (a,) = op.operands
-    t = _Text(p, op)
+    t = LapackText(p, op)
     r, batch = a.ndim, a.shape[:-2]
     real = a.dtype.kind == "f"
     w_t = tensor_type(a.shape[:-1], a.dtype)
     vec_t = tensor_type(a.shape, _complex(a.dtype))
-    results = [(w_t, _row_major(r - 1))] * (2 if real else 1) + \
-              [(vec_t, _column_major(r))] * 2 + [(tensor_type(batch, np.int32), _row_major(r - 2))]
+    results = [(w_t, row_major(r - 1))] * (2 if real else 1) + \
+              [(vec_t, column_major(r))] * 2 + [(tensor_type(batch, np.int32), row_major(r - 2))]
     vectors = op.attrs["vectors"]
     config = f"compute_left = {_byte('N')}, compute_right = {_byte('V' if vectors else 'N')}"
     out = t.custom_call(f"lapack_{LAPACK_DTYPES[a.dtype]}geev_ffi", [p.name(a)],

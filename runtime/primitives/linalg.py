@@ -109,19 +109,19 @@ def _check_cholesky(operands, attrs):
 # --- lowering -----------------------------------------------------------------------------
 
 
-def _column_major(rank: int) -> str:
+def column_major(rank: int) -> str:
     """The layout LAPACK reads: the two matrix dimensions column-major, batch outermost."""
     return f"dense<{int_list([rank - 2, rank - 1, *range(rank - 3, -1, -1)])}> : " \
            f"tensor<{rank}xindex>"
 
 
-def _row_major(rank: int) -> str:
+def row_major(rank: int) -> str:
     if rank == 0:
         return "dense<> : tensor<0xindex>"
     return f"dense<{int_list(range(rank - 1, -1, -1))}> : tensor<{rank}xindex>"
 
 
-class _Text:
+class LapackText:
     """Several StableHLO lines for one operation: each ``line`` names its result."""
 
     def __init__(self, p, op):
@@ -144,7 +144,7 @@ class _Text:
         column-major matrices unless ``operand_layouts`` says otherwise."""
         batch = arg_ranks[0] - 2
         if operand_layouts is None:
-            operand_layouts = [_column_major(r) for r in arg_ranks]
+            operand_layouts = [column_major(r) for r in arg_ranks]
         attrs = (f'call_target_name = "{target}", api_version = 4 : i32, '
                  f"backend_config = {{{config}}}, "
                  f'mhlo.frontend_attributes = {{num_batch_dims = "{batch}"}}, '
@@ -185,15 +185,15 @@ def _lower_solve(p, op):
     prefix = LAPACK_DTYPES[a.dtype]
     r, n, k = a.ndim, a.shape[-1], rhs.shape[-1]
     batch = a.shape[:-2]
-    t = _Text(p, op)
+    t = LapackText(p, op)
     aug_shape = batch + (n, n + k)
     aug_t = tensor_type(aug_shape, a.dtype)
     aug = t.line("stablehlo.concatenate", [p.name(a), p.name(rhs)],
                  [value_type(a), value_type(rhs)], [aug_t], f"dimension = {r - 1} : i64")
     factored = t.custom_call(
         f"lapack_{prefix}getrf_ffi", [aug], [aug_t], [r],
-        [(aug_t, _column_major(r)), (tensor_type(batch + (n,), np.int32), _row_major(r - 1)),
-         (tensor_type(batch, np.int32), _row_major(r - 2))],
+        [(aug_t, column_major(r)), (tensor_type(batch + (n,), np.int32), row_major(r - 1)),
+         (tensor_type(batch, np.int32), row_major(r - 2))],
         aliases="#stablehlo.output_operand_alias<output_tuple_indices = [0], "
                 "operand_index = 0, operand_tuple_indices = []>")
     zeros = [0] * r
@@ -209,7 +209,7 @@ def _lower_solve(p, op):
               f"uplo = {_byte('U')}")
     solved = t.custom_call(
         f"lapack_{prefix}trsm_ffi", [u, y], [value_type(a), value_type(rhs)], [r, r],
-        [(value_type(rhs), _column_major(r))], config,
+        [(value_type(rhs), column_major(r))], config,
         aliases="#stablehlo.output_operand_alias<output_tuple_indices = [], "
                 "operand_index = 1, operand_tuple_indices = []>")
     p.names[x] = t.ok_or_nan(f"{factored}#2", solved, x.shape, x.dtype)
@@ -221,12 +221,12 @@ def _lower_lu(p, op):
     register_lapack_targets()
     (a,) = op.operands
     r, batch, n = a.ndim, a.shape[:-2], a.shape[-1]
-    t = _Text(p, op)
+    t = LapackText(p, op)
     factored = t.custom_call(
         f"lapack_{LAPACK_DTYPES[a.dtype]}getrf_ffi", [p.name(a)], [value_type(a)], [r],
-        [(value_type(a), _column_major(r)),
-         (tensor_type(batch + (n,), np.int32), _row_major(r - 1)),
-         (tensor_type(batch, np.int32), _row_major(r - 2))],
+        [(value_type(a), column_major(r)),
+         (tensor_type(batch + (n,), np.int32), row_major(r - 1)),
+         (tensor_type(batch, np.int32), row_major(r - 2))],
         aliases="#stablehlo.output_operand_alias<output_tuple_indices = [0], "
                 "operand_index = 0, operand_tuple_indices = []>")
     for i, result in enumerate(op.results):
@@ -238,11 +238,11 @@ def _lower_cholesky(p, op):
     register_lapack_targets()
     (a,), (result,) = op.operands, op.results
     r, batch = a.ndim, a.shape[:-2]
-    t = _Text(p, op)
+    t = LapackText(p, op)
     a_t = value_type(a)
     factored = t.custom_call(
         f"lapack_{LAPACK_DTYPES[a.dtype]}potrf_ffi", [p.name(a)], [a_t], [r],
-        [(a_t, _column_major(r)), (tensor_type(batch, np.int32), _row_major(r - 2))],
+        [(a_t, column_major(r)), (tensor_type(batch, np.int32), row_major(r - 2))],
         f"uplo = {_byte('L')}",
         aliases="#stablehlo.output_operand_alias<output_tuple_indices = [0], "
                 "operand_index = 0, operand_tuple_indices = []>")
@@ -300,7 +300,7 @@ def _solve_jvp(b, op, primals, tangents):
 
 @vjp_rule("solve")
 def _solve_vjp(b, op, primals, results, cts):
-    (a, rhs), (x,), (ct,) = primals, results, cts
+    (a, _), (x,), (ct,) = primals, results, cts
     ct_b = solve(b, matrix_transpose(b, a), ct)
     ct_a = b.neg(batched_matmul(b, ct_b, matrix_transpose(b, x))) if is_float(a) else None
     return [ct_a, ct_b]

@@ -46,7 +46,7 @@ from ..errors import PSCUnsupportedCallError
 from ..lowering import dense_literal, i64_array, location, tensor_type, value_type
 from ..primitive import lookup, lowers
 from .decompositions import _slice, _upper
-from .linalg import _column_major, _row_major, _Text
+from .linalg import LapackText, column_major, row_major
 from .support import fmt
 
 SOLVER_PREFIXES = {"cuda": "cu", "rocm": "hip"}
@@ -93,18 +93,18 @@ def by_platform(name: str, gpu_rule) -> None:
 # --- text -----------------------------------------------------------------------------
 
 
-def _layout(rank: int, column_major: bool) -> str:
-    return _column_major(rank) if column_major else _row_major(rank)
+def _layout(rank: int, column_first: bool) -> str:
+    return column_major(rank) if column_first else row_major(rank)
 
 
-def solver_call(t: _Text, target: str, args, arg_types, arg_ranks, results,
-                config: str = "", aliases: str = "", column_major: bool = True) -> str:
+def solver_call(t: LapackText, target: str, args, arg_types, arg_ranks, results,
+                config: str = "", aliases: str = "", column_first: bool = True) -> str:
     """A GPU solver FFI call as jax writes it: ``results`` are (type, rank) pairs; operands
-    and results of the largest operand rank are column-major (``column_major``), the
+    and results of the largest operand rank are column-major (``column_first``), the
     others row-major; the batch is every dimension but the last two of that rank."""
     top = max(arg_ranks)
-    operand_layouts = [_layout(r, column_major and r == top) for r in arg_ranks]
-    result_layouts = [_layout(r, column_major and r == top) for _, r in results]
+    operand_layouts = [_layout(r, column_first and r == top) for r in arg_ranks]
+    result_layouts = [_layout(r, column_first and r == top) for _, r in results]
     attrs = (f'call_target_name = "{target}", api_version = 1 : i32, '
              f'backend_config = "", '
              f"operand_layouts = [{', '.join(operand_layouts)}], "
@@ -120,7 +120,7 @@ def _bool(value: bool) -> str:
     return "true" if value else "false"
 
 
-def _ok(t: _Text, info: str, batch) -> str:
+def _ok(t: LapackText, info: str, batch) -> str:
     """Bool over the batch: ``info`` is 0."""
     info_t = tensor_type(batch, np.int32)
     zero = t.line("stablehlo.constant", [], [], [info_t],
@@ -131,7 +131,7 @@ def _ok(t: _Text, info: str, batch) -> str:
                   "compare_type = #stablehlo<comparison_type SIGNED>")
 
 
-def _nan_unless(t: _Text, ok: str, batch, x: str, shape, dtype) -> str:
+def _nan_unless(t: LapackText, ok: str, batch, x: str, shape, dtype) -> str:
     """``x`` where ``ok`` (bool over the batch) holds, NaN elsewhere."""
     pred_t, x_t = tensor_type(shape, np.bool_), tensor_type(shape, dtype)
     spread = t.line("stablehlo.broadcast_in_dim", [ok], [tensor_type(batch, np.bool_)],
@@ -141,7 +141,7 @@ def _nan_unless(t: _Text, ok: str, batch, x: str, shape, dtype) -> str:
     return t.line("stablehlo.select", [spread, x, nan], [pred_t, x_t, x_t], [x_t])
 
 
-def _lower_triangle(t: _Text, x: str, shape, dtype) -> str:
+def _lower_triangle(t: LapackText, x: str, shape, dtype) -> str:
     """``x`` with its strict upper triangle zeroed."""
     r = len(shape)
     index_t, pred_t, x_t = (tensor_type(shape, d) for d in (np.int32, np.bool_, dtype))
@@ -155,7 +155,7 @@ def _lower_triangle(t: _Text, x: str, shape, dtype) -> str:
     return t.line("stablehlo.select", [keep, x, zero], [pred_t, x_t, x_t], [x_t])
 
 
-def _triangular_solve(t: _Text, a: str, a_t: str, rhs: str, rhs_t: str, *, lower: bool,
+def _triangular_solve(t: LapackText, a: str, a_t: str, rhs: str, rhs_t: str, *, lower: bool,
                       unit_diagonal: bool, trans: str, dtype) -> str:
     if trans == "C" and np.dtype(dtype).kind != "c":
         trans = "T"                # the adjoint of a real matrix: jax writes TRANSPOSE
@@ -166,7 +166,7 @@ def _triangular_solve(t: _Text, a: str, a_t: str, rhs: str, rhs_t: str, *, lower
                   f"transpose_a = #stablehlo<transpose {transpose}>")
 
 
-def _getrf(t: _Text, prefix: str, a: str, shape, dtype):
+def _getrf(t: LapackText, prefix: str, a: str, shape, dtype):
     """The packed factors, pivots and info of ``getrf`` on ``a`` (names)."""
     r, batch = len(shape), shape[:-2]
     a_t = tensor_type(shape, dtype)
@@ -181,7 +181,7 @@ def _getrf(t: _Text, prefix: str, a: str, shape, dtype):
 
 def _gpu_cholesky(p, op, prefix):
     (a,), (result,) = op.operands, op.results
-    t, r, batch, a_t = _Text(p, op), a.ndim, a.shape[:-2], value_type(a)
+    t, r, batch, a_t = LapackText(p, op), a.ndim, a.shape[:-2], value_type(a)
     out = solver_call(t, f"{prefix}solver_potrf_ffi", [p.name(a)], [a_t], [r],
                       [(a_t, r), (tensor_type(batch, np.int32), r - 2)], "lower = true",
                       aliases=_ALIAS_FIRST)
@@ -192,7 +192,7 @@ def _gpu_cholesky(p, op, prefix):
 
 def _gpu_lu(p, op, prefix):
     (a,) = op.operands
-    names = _getrf(_Text(p, op), prefix, p.name(a), a.shape, a.dtype)
+    names = _getrf(LapackText(p, op), prefix, p.name(a), a.shape, a.dtype)
     for result, name in zip(op.results, names):
         p.names[result] = name
 
@@ -200,7 +200,7 @@ def _gpu_lu(p, op, prefix):
 def _gpu_solve(p, op, prefix):
     a, rhs = op.operands
     (x,) = op.results
-    t, r, n, batch = _Text(p, op), a.ndim, a.shape[-1], a.shape[:-2]
+    t, r, n, batch = LapackText(p, op), a.ndim, a.shape[-1], a.shape[:-2]
     aug_shape = batch + (n, n + rhs.shape[-1])
     aug = t.line("stablehlo.concatenate", [p.name(a), p.name(rhs)],
                  [value_type(a), value_type(rhs)], [tensor_type(aug_shape, a.dtype)],
@@ -219,14 +219,14 @@ def _gpu_solve(p, op, prefix):
 def _gpu_triangular_solve(p, op, prefix):
     a, rhs = op.operands
     p.names[op.results[0]] = _triangular_solve(
-        _Text(p, op), p.name(a), value_type(a), p.name(rhs), value_type(rhs),
+        LapackText(p, op), p.name(a), value_type(a), p.name(rhs), value_type(rhs),
         lower=op.attrs["lower"], unit_diagonal=op.attrs["unit_diagonal"],
         trans=op.attrs["trans"], dtype=a.dtype)
 
 
 def _gpu_eigh(p, op, prefix):
     (a,), (v, w) = op.operands, op.results
-    t, r, batch, a_t = _Text(p, op), a.ndim, a.shape[:-2], value_type(a)
+    t, r, batch, a_t = LapackText(p, op), a.ndim, a.shape[:-2], value_type(a)
     out = solver_call(t, f"{prefix}solver_syevd_ffi", [p.name(a)], [a_t], [r],
                       [(a_t, r), (value_type(w), r - 1), (tensor_type(batch, np.int32), r - 2)],
                       f"algorithm = 0 : ui8, lower = {_bool(op.attrs['lower'])}",
@@ -247,7 +247,7 @@ def _geqrf(t, prefix, a: str, shape, dtype):
 
 def _gpu_geqrf(p, op, prefix):
     (a,) = op.operands
-    packed, taus = _geqrf(_Text(p, op), prefix, p.name(a), a.shape, a.dtype)
+    packed, taus = _geqrf(LapackText(p, op), prefix, p.name(a), a.shape, a.dtype)
     p.names[op.results[0]], p.names[op.results[1]] = packed, taus
 
 
@@ -266,7 +266,7 @@ def _pad_columns(t, x: str, shape, dtype, extra: int) -> str:
 
 def _gpu_qr(p, op, prefix):
     (a,), (q, r_out) = op.operands, op.results
-    t, rank, batch, (m, n), dtype = _Text(p, op), a.ndim, a.shape[:-2], a.shape[-2:], a.dtype
+    t, rank, batch, (m, n), dtype = LapackText(p, op), a.ndim, a.shape[:-2], a.shape[-2:], a.dtype
     packed, taus = _geqrf(t, prefix, p.name(a), a.shape, dtype)
     source, source_shape = packed, a.shape
     if m < n:                      # the reflectors are the first m columns
@@ -343,14 +343,14 @@ def _svd_gesvd(t, p, op, prefix, a):
                        (tensor_type(batch, np.int32), r - 2)],
                       f"compute_uv = {_bool(with_uv)}, full_matrices = {_bool(full)}, "
                       f"transposed = {_bool(transposed)}",
-                      aliases=_ALIAS_FIRST, column_major=not transposed)
+                      aliases=_ALIAS_FIRST, column_first=not transposed)
     u, vt = (f"{out}#3", f"{out}#2") if transposed else (f"{out}#2", f"{out}#3")
     return f"{out}#1", (u if with_uv else None), (vt if with_uv else None), f"{out}#4"
 
 
 def _gpu_svd(p, op, prefix):
     (a,) = op.operands
-    t, batch, (m, n) = _Text(p, op), a.shape[:-2], a.shape[-2:]
+    t, batch, (m, n) = LapackText(p, op), a.shape[:-2], a.shape[-2:]
     jacobi = m <= JACOBI_LIMIT and n <= JACOBI_LIMIT
     s, u, vt, info = (_svd_jacobi if jacobi else _svd_gesvd)(t, p, op, prefix, a)
     ok = _ok(t, info, batch)

@@ -42,7 +42,7 @@ from .. import dtypes
 from ..errors import PSCShapeError, PSCTypeError, PSCUnsupportedCallError
 from ..lowering import dense_literal, i64_array, tensor_type, value_type
 from ..primitive import batching_rule, checks, jvp_rule, lowers, vjp_rule
-from .linalg import (LAPACK_DTYPES, _column_major, _row_major, _Text, batched_matmul,
+from .linalg import (LAPACK_DTYPES, column_major, row_major, LapackText, batched_matmul,
                      matrix_transpose, register_lapack_targets)
 from .support import conj, const, fmt, require, to_front
 
@@ -74,7 +74,7 @@ def _check_svd(operands, attrs):
 # --- lowering -----------------------------------------------------------------------------
 
 
-def _nan_where_failed(t: _Text, ok: str, batch, x: str, shape, dtype) -> str:
+def _nan_where_failed(t: LapackText, ok: str, batch, x: str, shape, dtype) -> str:
     """``x`` where ``ok`` (bool over the batch) holds, NaN elsewhere."""
     pred_t, x_t = tensor_type(shape, np.bool_), tensor_type(shape, dtype)
     spread = t.line("stablehlo.broadcast_in_dim", [ok], [tensor_type(batch, np.bool_)],
@@ -98,9 +98,9 @@ def _lower_svd(p, op):
               batch + (n if wide else k, n), batch]
     types = [value_type(a), tensor_type(shapes[1], real), tensor_type(shapes[2], a.dtype),
              tensor_type(shapes[3], a.dtype), tensor_type(batch, np.int32)]
-    layouts = [_column_major(r), _row_major(r - 1), _column_major(r), _column_major(r),
-               _row_major(r - 2)]
-    t = _Text(p, op)
+    layouts = [column_major(r), row_major(r - 1), column_major(r), column_major(r),
+               row_major(r - 2)]
+    t = LapackText(p, op)
     call = t.custom_call(
         f"lapack_{LAPACK_DTYPES[a.dtype]}gesdd_ffi", [p.name(a)], [value_type(a)], [r],
         list(zip(types, layouts)), f"mode = {ord(mode)} : ui8",

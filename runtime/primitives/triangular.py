@@ -29,7 +29,7 @@ from .. import dtypes
 from ..errors import PSCShapeError, PSCTypeError, PSCValueError
 from ..lowering import value_type
 from ..primitive import batching_rule, checks, jvp_rule, lowers, vjp_rule
-from .linalg import (LAPACK_DTYPES, _byte, _column_major, _Text, batched_matmul,
+from .linalg import (LAPACK_DTYPES, _byte, column_major, LapackText, batched_matmul,
                      matrix_transpose, register_lapack_targets)
 from .support import conj, fmt, require, same_dtypes, to_front
 
@@ -64,13 +64,13 @@ def _lower(p, op):
     a, rhs = op.operands
     (x,) = op.results
     r = a.ndim
-    t = _Text(p, op)
+    t = LapackText(p, op)
     config = (f"diag = {_byte('U' if op.attrs['unit_diagonal'] else 'N')}, "
               f"side = {_byte('L')}, trans_x = {_byte(op.attrs['trans'])}, "
               f"uplo = {_byte('L' if op.attrs['lower'] else 'U')}")
     p.names[x] = t.custom_call(
         f"lapack_{LAPACK_DTYPES[a.dtype]}trsm_ffi", [p.name(a), p.name(rhs)],
-        [value_type(a), value_type(rhs)], [r, r], [(value_type(rhs), _column_major(r))],
+        [value_type(a), value_type(rhs)], [r, r], [(value_type(rhs), column_major(r))],
         config, aliases="#stablehlo.output_operand_alias<output_tuple_indices = [], "
                         "operand_index = 1, operand_tuple_indices = []>")
 
