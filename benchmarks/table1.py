@@ -155,8 +155,10 @@ def _fresh_transpile():
                 os.environ[api.GENERATED_DIR_ENV] = saved
 
 
-def solver_factories(plain_modules) -> dict[str, Callable[[], Callable]]:
-    """system -> a function making a *fresh* solver (no compiled program cached yet)."""
+def solver_factories(plain_modules, if_conversion: bool = True
+                     ) -> dict[str, Callable[[], Callable]]:
+    """system -> a function making a *fresh* solver (no compiled program cached yet);
+    ours with or without if-conversion (`runtime.if_conversion`)."""
     import newton_cg as ours_module
     import table1_jax as tj
     from transpiler import jit_ps
@@ -164,7 +166,7 @@ def solver_factories(plain_modules) -> dict[str, Callable[[], Callable]]:
     def ours():
         return jit_ps(ours_module.newton_cg.__wrapped__,
                       static_argnames=("objective", "newton_steps", "cg_iters",
-                                       "line_search"))
+                                       "line_search"), if_conversion=if_conversion)
 
     factories = {"ours": ours, "jax": tj.make_newton_cg}
     if plain_modules:
@@ -282,7 +284,7 @@ def run(args) -> tuple[list[Problem], dict, dict]:
         plain_modules = table1_plain.load_all()
     names = [n.strip() for n in args.problems.split(",") if n.strip()]
     problems = make_problems(SIZES[args.sizes], names, plain_modules)
-    factories = solver_factories(plain_modules)
+    factories = solver_factories(plain_modules, not args.no_if_conversion)
     systems = [s for s in SYSTEMS if s in factories]
     warm_up_runtimes()
     results: dict[str, dict[str, Measurement]] = {}
@@ -353,7 +355,9 @@ def report(args, problems, results, diagnoses, disagreements, mismatches) -> str
         "algorithm hand-written with `lax.fori_loop`/`lax.while_loop`/`lax.cond` and "
         "`jax.numpy`, HVPs by `jax.jvp(jax.grad(f))`, x64 on (`benchmarks/table1_jax.py`). "
         "*ours*: `examples/newton_cg.py`'s `newton_cg` under `@jit_ps` (HVPs by "
-        "`jvp(grad(f))`).",
+        "`jvp(grad(f))`"
+        + ("; `if_conversion=False`: every traced `if` a conditional)."
+           if args.no_if_conversion else "; cheap traced `if`s if-converted to selects)."),
         f"Steady state: best of {args.repeats} calls after two warm-up calls for the compiled "
         "systems"
         + (f", best of {', '.join(map(str, sorted(plain_repeats)))} calls after the first "
@@ -496,6 +500,9 @@ def parse_args(argv=None):
     parser.add_argument("--diagnose-steps", type=int, default=20)
     parser.add_argument("--no-hlo", action="store_true",
                         help="skip counting loops and fusions in the optimized HLO")
+    parser.add_argument("--no-if-conversion", action="store_true",
+                        help="ours with jit_ps(..., if_conversion=False): every traced "
+                        "if a conditional")
     parser.add_argument("--strict", action="store_true",
                         help="fail when HVP counts differ (objectives must always agree)")
     parser.add_argument("--write", metavar="RESULTS_MD")

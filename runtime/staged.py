@@ -66,6 +66,7 @@ from .context import building
 from .dtypes import SUPPORTED_DTYPES
 from .errors import (PSCError, PSCResourceError, PSCTypeError, PSCValueError,
                      SourceLocation)
+from .if_conversion import convert_ifs
 from .interrupt import has_loop, run_interruptibly
 from .tracebacks import hide_internal_frames
 from .ir import Value
@@ -175,7 +176,8 @@ class StagedFunction:
     def __init__(self, build_fn: Callable, interface: Callable | None = None, *,
                  name: str | None = None, static_argnums=(), static_argnames=(),
                  platform: str | None = None, maxsize: int = 256, fast_path: bool = True,
-                 checks=None, return_device_arrays: bool = False):
+                 checks=None, return_device_arrays: bool = False,
+                 if_conversion: bool = True):
         self.build_fn = build_fn
         self.interface = interface or _drop_first_parameter(build_fn)
         self.name = name or getattr(self.interface, "__name__", "staged")
@@ -190,6 +192,8 @@ class StagedFunction:
         self._checks = _normalize_checks(checks)
         # False: results as NumPy (`host_results`); True: the jax arrays XLA made.
         self.return_device_arrays = bool(return_device_arrays)
+        # cheap two-branch conditionals become selects (`runtime.if_conversion`)
+        self.if_conversion = bool(if_conversion)
         self._interruptible = False   # set once a signature's program has a loop
         self._on_cpu = None   # the backend is CPU (`_stages_inputs`), once asked
         self._static_slots = bool(self.static_argnums or self.static_argnames)
@@ -417,6 +421,8 @@ class StagedFunction:
         out_leaves, out_treedef = _REGISTRY.flatten(result)
         outputs = [_as_output(b, leaf, i) for i, leaf in enumerate(out_leaves)]
         computation = b.build(*outputs)
+        if self.if_conversion:   # after every transform: see runtime.if_conversion
+            convert_ifs(computation)
         sites = thread_checks(computation)
         executable = compile(computation, self.platform)
         return _Compiled(executable, out_treedef, executable.const_buffers,

@@ -107,3 +107,41 @@ def test_construct_runs_like_python(source):
             for a, e in zip(actual, expected):
                 np.testing.assert_allclose(np.asarray(a), e, rtol=1e-12)
                 assert np.asarray(a).dtype == np.asarray(e).dtype or isinstance(e, (int, float))
+
+
+# --- both forms of a traced `if`: StableHLO with and without if-conversion ------------------
+
+IF_CONVERSION_GOLDEN = {   # construct -> (function, arguments it is lowered for)
+    "if_else": ("leaky", (np.array([1.0, 2.0]), 0.1)),
+    "break_continue": ("sum_until_negative", (np.arange(3.0),)),
+}
+
+
+def _lowered(stem: str, converted: bool) -> str:
+    import importlib.util
+    import re
+
+    from transpiler import jit_ps
+    source = CONSTRUCTS / "sources" / f"{stem}.py"
+    spec = importlib.util.spec_from_file_location(f"golden_hlo_{stem}", source)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    name, args = IF_CONVERSION_GOLDEN[stem]
+    compiled = jit_ps(getattr(module, name).__wrapped__, if_conversion=converted)
+    # locations name the source file by its path on this machine: keep its name only
+    return re.sub(r'loc\("[^"]*/([^"/]+)"', r'loc("\1"', compiled.lower(*args))
+
+
+@pytest.mark.parametrize("converted", [True, False], ids=["selects", "conditionals"])
+@pytest.mark.parametrize("stem", sorted(IF_CONVERSION_GOLDEN))
+def test_if_conversion_golden_stablehlo(stem, converted):
+    """Regenerate with ``PSC_REGENERATE_GOLDEN=1 pytest tests/test_golden.py -k stablehlo``
+    and review the diff."""
+    import os
+    text = _lowered(stem, converted)
+    golden = CONSTRUCTS / "stablehlo" / f"{stem}_{'selects' if converted else 'cases'}.mlir"
+    if os.environ.get("PSC_REGENERATE_GOLDEN"):
+        golden.parent.mkdir(exist_ok=True)
+        golden.write_text(text)
+    assert text == golden.read_text()
+    assert ("stablehlo.case" in text) is not converted
