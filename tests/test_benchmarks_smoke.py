@@ -29,7 +29,7 @@ CASES = {
 }
 CASES["vmap"] = (["--n", "64", "--d", "8", "--calls", "2", "--repeats", "1"],   # issue 12: vmap
                  "## Per-example gradients (`benchmarks/vmap.py`)")
-CASES["linalg"] = (["--sizes", "8", "--calls", "2", "--repeats", "1"],   # issue 13: linalg
+CASES["linalg"] = (["--sizes", "8", "--calls", "2", "--repeats", "1", "--pause", "0"],   # issue 13
                    "## Dense linear algebra (`benchmarks/linalg.py`)")
 
 
