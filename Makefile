@@ -29,6 +29,7 @@ bench: venv
 	$(PY) benchmarks/allconv.py --write benchmarks/RESULTS.md
 	$(PY) benchmarks/vmap.py --repeats 30 --write benchmarks/RESULTS.md
 	$(PY) benchmarks/linalg.py --write benchmarks/RESULTS.md
+	$(PY) benchmarks/loops.py --write benchmarks/RESULTS.md
 
 # Differential fuzzing (tests/fuzz): random PSC programs run by plain NumPy and by jit_ps
 # must agree.  `make fuzz FUZZ_EXAMPLES=100000 FUZZ_SEED=7 FUZZ_JOBS=4` for other campaigns.

@@ -31,6 +31,13 @@ CASES["vmap"] = (["--n", "64", "--d", "8", "--calls", "2", "--repeats", "1"],   
                  "## Per-example gradients (`benchmarks/vmap.py`)")
 CASES["linalg"] = (["--sizes", "8", "--calls", "2", "--repeats", "1", "--pause", "0"],   # issue 13
                    "## Dense linear algebra (`benchmarks/linalg.py`)")
+CASES["loops"] = (["--sizes", "small", "--calls", "1", "--repeats", "1",   # issue 16: loops
+                   "--python-repeats", "1"], "## Loops (`benchmarks/loops.py`)")
+
+
+def _installed(module: str) -> bool:
+    import importlib.util
+    return importlib.util.find_spec(module) is not None
 
 
 def _snapshot(path):
@@ -70,3 +77,11 @@ def test_benchmark_runs(name, tmp_path):
     if name == "allconv":   # ours and jax.jit ran (and agreed: the script checks that)
         assert "| ours (`jit_ps`) | jax.jit |" in proc.stdout
         assert "| step time / jax.jit |" in proc.stdout
+    if name == "loops":   # every program ran (and agreed with plain Python: the script checks)
+        for program in ("max_drawdown", "mandelbrot", "viterbi", "gauss_seidel", "kmeans",
+                        "particles"):
+            assert f"| `{program}` |" in written
+        if _installed("numba"):
+            assert "| Numba (`njit`) (ms) |" in written
+        else:   # without Numba: a note, and no Numba column
+            assert "numba not installed" in proc.stdout and "Numba (`njit`)" not in written
