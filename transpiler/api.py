@@ -198,13 +198,14 @@ class PSCFunction(StagedFunction):
     __psc_function__ = True
 
     def __init__(self, fn, *, static_argnums=(), static_argnames=(), generated_dir=None,
-                 checks=None, return_device_arrays=False):
+                 checks=None, return_device_arrays=False, device=None, backend=None):
         names = set(static_argnames)
         self._generated = _Generated(fn, tuple(_static_names(fn, static_argnums, names)),
                                      generated_dir)
         super().__init__(self._generated.build, interface=fn, name=fn.__name__,
                          static_argnums=static_argnums, static_argnames=static_argnames,
-                         checks=checks, return_device_arrays=return_device_arrays)
+                         checks=checks, return_device_arrays=return_device_arrays,
+                         device=device, platform=backend)
         self.__wrapped__ = fn
         self.__name__, self.__qualname__ = fn.__name__, fn.__qualname__
         self.__doc__, self.__module__ = fn.__doc__, fn.__module__
@@ -226,7 +227,7 @@ def _static_names(fn, static_argnums, static_argnames):
 
 
 def jit_ps(fn=None, *, static_argnums=(), static_argnames=(), generated_dir=None,
-           checks=None, return_device_arrays=False):
+           checks=None, return_device_arrays=False, device=None, backend=None):
     """Compile a PSC function with XLA: ``@jit_ps``, ``@jit_ps(static_argnames=...)``,
     or ``jit_ps(fn, static_argnames=...)``.
 
@@ -234,21 +235,27 @@ def jit_ps(fn=None, *, static_argnums=(), static_argnames=(), generated_dir=None
     ``"div"``; None follows ``transpiler.config``), see `runtime.checks`.  Results are
     NumPy arrays and scalars, as the plain function returns them (read-only views of
     XLA's buffers on CPU); ``return_device_arrays=True`` returns jax arrays instead, for
-    feeding results back without a trip through NumPy (on an accelerator)."""
+    feeding results back without a trip through NumPy (on an accelerator).
+
+    Placement is jax.jit's (`runtime.placement`): a call runs on the device its committed
+    arguments are on (`device_put`), and its jax-array results stay there; ``device``
+    (a jax Device) pins every call to one device, ``backend`` (``"cpu"``, ``"gpu"``...)
+    picks the platform whose first device runs the calls with nothing committed."""
     if isinstance(static_argnums, int):
         static_argnums = (static_argnums,)
     if isinstance(static_argnames, str):
         static_argnames = (static_argnames,)
     options = dict(static_argnums=tuple(static_argnums),
                    static_argnames=tuple(static_argnames), generated_dir=generated_dir,
-                   checks=checks, return_device_arrays=bool(return_device_arrays))
+                   checks=checks, return_device_arrays=bool(return_device_arrays),
+                   device=device, backend=backend)
     if fn is None:
         return functools.partial(jit_ps, **options)
     if isinstance(fn, PSCFunction):   # jit_ps(jit_ps(f), ...): f with these options
         return PSCFunction(fn.__wrapped__, **options)
     if getattr(fn, "__psc_primitive__", False):   # e.g. jit_ps(grad(f)): nothing to transpile
-        return _staged_primitive(fn, options["static_argnums"], options["static_argnames"],
-                                 options["checks"], options["return_device_arrays"])
+        return _staged_primitive(fn, **{k: v for k, v in options.items()
+                                        if k != "generated_dir"})
     try:
         return PSCFunction(fn, **options)
     except PSCError as err:   # unsupported syntax...: the message names the user's line
@@ -257,14 +264,16 @@ def jit_ps(fn=None, *, static_argnums=(), static_argnames=(), generated_dir=None
 
 
 def _staged_primitive(fn, static_argnums, static_argnames, checks=None,
-                      return_device_arrays=False) -> StagedFunction:
+                      return_device_arrays=False, device=None,
+                      backend=None) -> StagedFunction:
     """A runtime callable (a transform such as ``grad(f)``, or a primitive) compiled as it
     is: it builds its own program when called inside a build."""
     def build(b, *args, **kwargs):
         return fn(*args, **kwargs)
     staged = StagedFunction(build, interface=fn, name=getattr(fn, "__name__", "staged"),
                             static_argnums=static_argnums, static_argnames=static_argnames,
-                            checks=checks, return_device_arrays=return_device_arrays)
+                            checks=checks, return_device_arrays=return_device_arrays,
+                            device=device, platform=backend)
     staged.__wrapped__ = fn
     return staged
 
