@@ -3,9 +3,10 @@
 
 As with ``jax.jit``: a call runs on the device its *committed* arguments are on (arrays
 `device_put` to a device, and results of calls that ran on one), and its results are
-committed there; a function pinned with ``jit_ps(device=...)`` runs on that device and
-moves its arguments there; a call with neither runs on the first device of the backend
-and its results are uncommitted (a later call may move them).  Arguments committed to
+committed there; a function pinned with ``jit_ps(device=...)`` (or ``backend=...``: the
+backend's first device) runs on that device and moves its arguments there; a call with
+neither runs on the default backend's first device and its results are uncommitted (a
+later call may move them).  Arguments committed to
 two different devices are an error: XLA runs a program on one device, and guessing which
 copy the user meant would hide a mistake.
 
@@ -69,7 +70,7 @@ def device_put(x, device=None):
     kept (float64 stays float64; a Python scalar becomes a 0-d array of NumPy's type for
     it), and a NumPy array is copied, so mutating it later leaves the result alone."""
     committed = device is not None
-    target = as_device(device) if committed else get_client(None).devices()[0]
+    target = as_device(device) if committed else get_client(None).local_devices()[0]
     leaves, treedef = _REGISTRY.flatten(x)
     for i, leaf in enumerate(leaves):
         leaf_spec(leaf, f"device_put: leaf {i}")   # refuses what no array can hold
@@ -122,14 +123,6 @@ def _single_device(leaf, describe, i):
             f"{describe(i)} is sharded over {len(device_set)} devices, which is not "
             "supported yet (SPMD shardings are issue 14's item 4)", hint=_PUT_HINT)
     return next(iter(device_set))
-
-
-def check_backend(device, backend: str | None, name: str) -> None:
-    """Refuse a committed argument on another platform than the one ``backend`` asks."""
-    if backend is not None and device.platform != get_client(backend).platform:
-        raise PSCValueError(
-            f"{name} was compiled for backend {backend!r}, but its arguments are committed "
-            f"to {device} ({device.platform})", hint=_PUT_HINT)
 
 
 __all__ = ["devices", "local_devices", "device_put", "as_device", "call_device"]

@@ -63,7 +63,7 @@ from .checks import enabled as _checks_enabled
 from .checks import normalize as _normalize_checks
 from .checks import raise_first_failure
 from .client import Executable, compile, device_put, get_client, runtime_error
-from .placement import as_device, call_device, check_backend
+from .placement import as_device, call_device
 from .context import building
 from .dtypes import SUPPORTED_DTYPES
 from .errors import (PSCError, PSCResourceError, PSCTypeError, PSCValueError,
@@ -188,10 +188,12 @@ class StagedFunction:
             raise PSCValueError(f"{self.name}: pass a device or a backend, not both (got "
                                 f"device={device} and backend={platform!r})",
                                 hint="the device names its backend")
-        # A pinned device (``jit_ps(device=...)``) runs every call, as jax.jit's does.
+        # A device or a backend given pins every call to that device, or to the backend's
+        # first one, as jax.jit's ``device=`` and ``backend=`` do (`runtime.placement`).
         self.device = None if device is None else as_device(device, "jit_ps(device=...)")
         self.platform = platform if device is None else self.device.platform
-        self._default_device = None   # the backend's first device, once asked
+        self._pinned = device is not None or platform is not None
+        self._default_device = self.device   # the backend's first device, once asked
         self._cache = LRUCache(maxsize)
         self._fast_path = fast_path
         # run-time checks (runtime.checks): a frozenset of kinds, or None to follow the
@@ -387,9 +389,9 @@ class StagedFunction:
                 traced_names.append(name)
         leaves, _ = _REGISTRY.flatten(tuple(traced))
         describe = functools.partial(_leaf_name, traced_names, traced)
-        device, committed = call_device(leaves, describe, self.device, self._first_device)
-        if committed and self.device is None:
-            check_backend(device, self.platform, self.name)
+        device, committed = call_device(leaves, describe,
+                                        self._first_device() if self._pinned else None,
+                                        self._first_device)
         signature, _ = signature_of(tuple(traced), tuple(static), describe, device)
         checks = self._checks if self._checks is not None else _CHECK_SETTINGS.kinds
         if checks:
@@ -399,7 +401,7 @@ class StagedFunction:
     def _first_device(self):
         """The backend's first device: where calls with nothing committed run."""
         if self._default_device is None:
-            self._default_device = get_client(self.platform).devices()[0]
+            self._default_device = get_client(self.platform).local_devices()[0]
         return self._default_device
 
     def _compiled(self, signature: Signature) -> _Compiled:

@@ -239,8 +239,9 @@ def jit_ps(fn=None, *, static_argnums=(), static_argnames=(), generated_dir=None
 
     Placement is jax.jit's (`runtime.placement`): a call runs on the device its committed
     arguments are on (`device_put`), and its jax-array results stay there; ``device``
-    (a jax Device) pins every call to one device, ``backend`` (``"cpu"``, ``"gpu"``...)
-    picks the platform whose first device runs the calls with nothing committed."""
+    (a jax Device) pins every call to one device, moving arguments there; ``backend``
+    (``"cpu"``, ``"gpu"``...) pins them to that backend's first device (both as jax.jit's
+    ``device=`` and ``backend=`` do)."""
     if isinstance(static_argnums, int):
         static_argnums = (static_argnums,)
     if isinstance(static_argnames, str):
