@@ -12,6 +12,12 @@ builder `Value`s and static ones as their Python values, and returns a pytree of
    compilations), runs it, and hands the C++ side what it needs to run that signature
    itself next time.
 
+A call runs where ``jax.jit`` would run it (`runtime.placement`): on the device its
+committed arguments share, else on the pinned device (``device=``/``backend=``), else on
+the backend's first device with uncommitted results.  The device is part of the
+`Signature`; the C++ dispatcher keys calls by their arguments' devices and commitment
+itself, so the default path pays nothing for it.
+
 A program with a loop may never end; its calls run on a worker thread while the calling
 thread waits in a way Ctrl-C can interrupt (`runtime.interrupt`).
 
