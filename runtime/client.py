@@ -20,13 +20,21 @@ from jaxlib import _jax
 
 from . import lowering, staging
 from .errors import (PSCError, PSCResourceError, PSCShapeError, PSCTypeError,
-                     PSCUnsupportedCallError)
+                     PSCUnsupportedCallError, PSCValueError)
 from .ir import Computation
 
 
-@functools.lru_cache(maxsize=None)
 def get_client(platform: str | None = None):
     """The PJRT client for ``platform`` (``"cpu"``, ``"gpu"``...; None: JAX's default)."""
+    try:
+        return _client(platform)
+    except RuntimeError as err:   # jax's "Unknown backend", "failed to initialize"
+        raise PSCValueError(f"backend {platform!r} is not available: {err}",
+                            hint="leave backend=None for the default one") from None
+
+
+@functools.lru_cache(maxsize=None)
+def _client(platform: str | None):
     return jax_backend.get_backend(platform)
 
 
@@ -66,8 +74,12 @@ def runtime_error(name: str, err: Exception) -> PSCError:
 
 
 @functools.lru_cache(maxsize=None)
-def _sharding(device) -> SingleDeviceSharding:
+def single_device_sharding(device) -> SingleDeviceSharding:
+    """The (one, cached) ``SingleDeviceSharding`` of ``device``."""
     return SingleDeviceSharding(device)
+
+
+_sharding = single_device_sharding
 
 
 def device_put(value, shape: tuple, dtype: np.dtype, device):
@@ -94,12 +106,13 @@ def to_device(value, platform: str | None = None):
     device = get_client(platform).devices()[0]
     if isinstance(value, _jax.ArrayImpl):
         return device_put(value, value.shape, value.dtype, device)
-    return _private_device_copy(value, device)
+    return private_device_copy(value, device)
 
 
-def _private_device_copy(value, device):
+def private_device_copy(value, device, committed: bool = True):
     """``value`` on ``device`` in memory of its own (never the caller's, even where PJRT
-    could use that in place), dtype kept, in native byte order."""
+    could use that in place), dtype kept, in native byte order; ``committed`` there
+    (calls taking it run there) or not."""
     array = np.asarray(value)
     dtype = array.dtype.newbyteorder("=")
     if device.platform == "cpu":
@@ -107,7 +120,7 @@ def _private_device_copy(value, device):
     else:
         array = np.asarray(array, dtype=dtype)
     return _jax.batched_device_put(core.ShapedArray(array.shape, dtype), _sharding(device),
-                                   [array], [device], True, False,
+                                   [array], [device], committed, False,
                                    _jax.HostBufferSemantics.ZERO_COPY, True)
 
 
@@ -125,7 +138,7 @@ class Executable:
         self.device = device
         # Memory of their own, held as long as the executable: not the staging pool's
         # (which keeps warm buffers for calls), nor the builder's snapshot.
-        self.const_buffers = [_private_device_copy(c, device) for c in computation.constants]
+        self.const_buffers = [private_device_copy(c, device) for c in computation.constants]
         self.in_avals = [(v.shape, v.dtype)
                          for v in computation.params[len(computation.constants):]]
         self.out_avals = [(v.shape, v.dtype) for v in computation.outputs]
@@ -134,9 +147,15 @@ class Executable:
         # The outputs' abstract values as jax sees them (dtype, shape, weak type).
         self.out_shaped_arrays = [core.ShapedArray(shape, dtype, weak_type=weak)
                                   for (shape, dtype), weak in zip(self.out_avals, self.out_weak)]
-        self._handlers = [_jax.array_result_handler(aval, self.sharding, committed=True,
-                                                    _skip_checks=True)
-                          for aval in self.out_shaped_arrays]
+        self._handlers = self._result_handlers(committed=True)
+        # Results of calls with no argument committed anywhere: uncommitted, as jax.jit's
+        # are, so a later call may move them to the device its other arguments are on.
+        self._uncommitted_handlers = self._result_handlers(committed=False)
+
+    def _result_handlers(self, committed: bool) -> list:
+        return [_jax.array_result_handler(aval, self.sharding, committed=committed,
+                                          _skip_checks=True)
+                for aval in self.out_shaped_arrays]
 
     def __call__(self, *args):
         if len(args) != len(self.in_avals):
@@ -146,10 +165,11 @@ class Executable:
                    for i, (arg, (shape, dtype)) in enumerate(zip(args, self.in_avals))]
         return self.execute(self.const_buffers + buffers)
 
-    def execute(self, buffers):
+    def execute(self, buffers, committed: bool = True):
         """Run on one buffer per parameter (as `device_put` returns them), the large
-        constants' `const_buffers` first."""
-        return self.loaded.execute_sharded(buffers).consume_with_handlers(self._handlers)
+        constants' `const_buffers` first; the results are ``committed`` to the device."""
+        handlers = self._handlers if committed else self._uncommitted_handlers
+        return self.loaded.execute_sharded(buffers).consume_with_handlers(handlers)
 
     def _put(self, i, arg, shape, dtype):
         arg_shape = tuple(np.shape(arg))
@@ -202,8 +222,17 @@ def _compile_with_callbacks(client, device, text: str, computation: Computation)
                                   f"parse: {err}", hint="this is a bug in psc-transpiler; "
                                   "please report it") from None
         return client.compile_and_load(module, _jax.DeviceList((device,)),
-                                       _jax.CompileOptions(),
+                                       _compile_options(device),
                                        host_callbacks=list(computation.host_callbacks))
+
+
+def _compile_options(device) -> _jax.CompileOptions:
+    """Options that run the program on ``device``: XLA's default device assignment is
+    the client's first device, whichever device list the program is loaded for."""
+    options = _jax.CompileOptions()
+    options.executable_build_options.device_assignment = _jax.DeviceAssignment.create(
+        np.array([[device.id]]))
+    return options
 
 
 @functools.lru_cache(maxsize=1)
@@ -221,17 +250,21 @@ def _mlir_context():
     return context
 
 
-def compile(computation: Computation, platform: str | None = None) -> Executable:
-    """Compile ``computation`` for the first device of ``platform``."""
-    client = get_client(platform)
-    device = client.devices()[0]
+def compile(computation: Computation, platform: str | None = None,
+            device=None) -> Executable:
+    """Compile ``computation`` for ``device`` (None: the first device of ``platform``)."""
+    if device is None:
+        client = get_client(platform)
+        device = client.devices()[0]
+    else:
+        client = device.client
     text = lowering.lower_to_stablehlo(computation, lowering_platform(client))
     try:
         if computation.host_callbacks:
             loaded = _compile_with_callbacks(client, device, text, computation)
         else:
             loaded = client.compile_and_load(text, _jax.DeviceList((device,)),
-                                             _jax.CompileOptions())
+                                             _compile_options(device))
     except _jax.JaxRuntimeError as err:
         if _out_of_memory(err):
             raise PSCResourceError(f"{computation.name}: XLA ran out of memory compiling "

@@ -1,8 +1,9 @@
 """Call signatures: what decides whether a cached executable can run a call.
 
 A `Signature` is the pytree structure of the traced arguments, each leaf's shape, dtype and
-weakness (a Python scalar is weak: it adapts to the arrays it meets, as in NumPy), and the
-static arguments.  Two calls with equal signatures share one executable.
+weakness (a Python scalar is weak: it adapts to the arrays it meets, as in NumPy), the
+static arguments, and the device the call runs on (`runtime.placement`).  Two calls with
+equal signatures share one executable.
 
 A static argument is keyed by its value *and its type*, recursively through containers
 (`static_key`), as JAX keys them: ``1``, ``1.0`` and ``True`` are equal in Python but
@@ -69,6 +70,7 @@ class Signature:
     leaves: tuple[LeafSpec, ...]
     static: tuple[StaticArg, ...] = ()
     checks: frozenset = frozenset()    # the run-time checks compiled in (runtime.checks)
+    device: Any = None                 # the jax Device it runs on (runtime.placement)
 
     def static_values(self) -> dict:
         return {arg.name: arg.value for arg in self.static}
@@ -136,11 +138,12 @@ def check_array_subclass(value: np.ndarray, where: str) -> None:
 
 
 def signature_of(traced_args, static: tuple = (),
-                 describe: Callable[[int], str] | None = None) -> tuple[Signature, list]:
-    """The signature of a call and its flat list of traced leaves.  ``static`` holds
-    (name, value) pairs; ``describe(i)`` names leaf ``i`` in error messages."""
+                 describe: Callable[[int], str] | None = None,
+                 device=None) -> tuple[Signature, list]:
+    """The signature of a call on ``device`` and its flat list of traced leaves.
+    ``static`` holds (name, value) pairs; ``describe(i)`` names leaf ``i`` in errors."""
     leaves, treedef = tree_util.tree_flatten(traced_args)
     describe = describe or (lambda i: f"argument leaf {i}")
     specs = [leaf_spec(leaf, lambda i=i: describe(i)) for i, leaf in enumerate(leaves)]
     static_args = tuple(StaticArg(name, static_key(value), value) for name, value in static)
-    return Signature(treedef, tuple(specs), static_args), leaves
+    return Signature(treedef, tuple(specs), static_args, device=device), leaves

@@ -12,6 +12,12 @@ builder `Value`s and static ones as their Python values, and returns a pytree of
    compilations), runs it, and hands the C++ side what it needs to run that signature
    itself next time.
 
+A call runs where ``jax.jit`` would run it (`runtime.placement`): on the device its
+committed arguments share, else on the pinned device (``device=``/``backend=``), else on
+the backend's first device with uncommitted results.  The device is part of the
+`Signature`; the C++ dispatcher keys calls by their arguments' devices and commitment
+itself, so the default path pays nothing for it.
+
 A program with a loop may never end; its calls run on a worker thread while the calling
 thread waits in a way Ctrl-C can interrupt (`runtime.interrupt`).
 
@@ -42,6 +48,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import inspect
 import os
 import sys
@@ -62,6 +69,7 @@ from .checks import enabled as _checks_enabled
 from .checks import normalize as _normalize_checks
 from .checks import raise_first_failure
 from .client import Executable, compile, device_put, get_client, runtime_error
+from .placement import as_device, call_device
 from .context import building
 from .dtypes import SUPPORTED_DTYPES
 from .errors import (PSCError, PSCResourceError, PSCTypeError, PSCValueError,
@@ -176,7 +184,7 @@ class StagedFunction:
     def __init__(self, build_fn: Callable, interface: Callable | None = None, *,
                  name: str | None = None, static_argnums=(), static_argnames=(),
                  platform: str | None = None, maxsize: int = 256, fast_path: bool = True,
-                 checks=None, return_device_arrays: bool = False,
+                 checks=None, return_device_arrays: bool = False, device=None,
                  if_conversion: bool = True):
         self.build_fn = build_fn
         self.interface = interface or _drop_first_parameter(build_fn)
@@ -184,7 +192,16 @@ class StagedFunction:
         self._pysig = inspect.signature(self.interface)
         self.static_argnums, self.static_argnames = static_parameters(
             self.interface, static_argnums, static_argnames)
-        self.platform = platform
+        if device is not None and platform is not None:
+            raise PSCValueError(f"{self.name}: pass a device or a backend, not both (got "
+                                f"device={device} and backend={platform!r})",
+                                hint="the device names its backend")
+        # A device or a backend given pins every call to that device, or to the backend's
+        # first one, as jax.jit's ``device=`` and ``backend=`` do (`runtime.placement`).
+        self.device = None if device is None else as_device(device, "jit_ps(device=...)")
+        self.platform = platform if device is None else self.device.platform
+        self._pinned = device is not None or platform is not None
+        self._default_device = self.device   # the backend's first device, once asked
         self._cache = LRUCache(maxsize)
         self._fast_path = fast_path
         # run-time checks (runtime.checks): a frozenset of kinds, or None to follow the
@@ -304,14 +321,14 @@ class StagedFunction:
     def _cache_miss(self, *args, **kwargs):
         if self._static_slots:
             args, kwargs = _unwrap_statics(args, kwargs)
-        result, compiled, leaves = self._run(args, kwargs)
+        result, compiled, leaves, committed = self._run(args, kwargs)
         self._cpp_misses += 1
-        return result, self._fast_path_data(compiled, args, kwargs, leaves), False
+        return result, self._fast_path_data(compiled, args, kwargs, leaves, committed), False
 
     def _run(self, args, kwargs):
         """The Python path: signature, executable (built on a miss), run.  Returns
-        (result, compiled, traced leaves)."""
-        signature, leaves = self._signature(args, kwargs)
+        (result, compiled, traced leaves, whether the results are committed)."""
+        signature, leaves, committed = self._signature(args, kwargs)
         compiled = self._compiled(signature)
         executable = compiled.executable
         buffers = compiled.const_buffers + [
@@ -319,9 +336,9 @@ class StagedFunction:
             for leaf, spec in zip(leaves, signature.leaves)]
         if compiled.has_loop:
             self._interruptible = True
-            outputs = run_interruptibly(executable.execute, buffers)
+            outputs = run_interruptibly(executable.execute, buffers, committed)
         else:
-            outputs = executable.execute(buffers)
+            outputs = executable.execute(buffers, committed)
             if compiled.checked_run:
                 for output in outputs:
                     output.block_until_ready()   # raises RESOURCE_EXHAUSTED, see above
@@ -329,9 +346,9 @@ class StagedFunction:
             if compiled.check_sites:
                 raise_first_failure(compiled.check_sites, outputs[-1])
             outputs = outputs[:-1]
-        return compiled.out_treedef.unflatten(outputs), compiled, leaves
+        return compiled.out_treedef.unflatten(outputs), compiled, leaves, committed
 
-    def _fast_path_data(self, compiled: _Compiled, args, kwargs, leaves):
+    def _fast_path_data(self, compiled: _Compiled, args, kwargs, leaves, committed):
         """Fast-path data, or None where the C++ side would pass leaves in another order
         than our parameters (keyword arguments, defaults), would squash 64-bit types, or
         must not run the program without waiting for it (`CHECKED_RUN_BYTES`)."""
@@ -348,9 +365,11 @@ class StagedFunction:
         sharding, out_avals = executable.sharding, executable.out_shaped_arrays
         n, m = len(compiled.const_buffers) + len(leaves), len(out_avals)
         # As jax does for closed-over constants: they come first, passed by the C++ side.
+        # (The C++ side keys calls by their arguments' devices and commitment too, so
+        # this entry serves only calls placed as this one was.)
         return _FastPathData(executable.loaded, compiled.out_treedef, [sharding] * n,
-                             [sharding] * m, out_avals, [True] * m, [True] * n, [None] * n,
-                             list(compiled.const_buffers))
+                             [sharding] * m, out_avals, [committed] * m, [True] * n,
+                             [None] * n, list(compiled.const_buffers))
 
     @staticmethod
     def _shard_arg_fallback(value, sharding, layout):
@@ -362,7 +381,9 @@ class StagedFunction:
 
     # --- signatures and compilation -------------------------------------------------------
 
-    def _signature(self, args, kwargs) -> tuple[Signature, list]:
+    def _signature(self, args, kwargs) -> tuple[Signature, list, bool]:
+        """The call's signature, its traced leaves, and whether it is committed to its
+        device (`runtime.placement.call_device`)."""
         try:
             bound = self._pysig.bind(*args, **kwargs)
         except TypeError as err:
@@ -376,13 +397,22 @@ class StagedFunction:
             else:
                 traced.append(value)
                 traced_names.append(name)
-        signature, _ = signature_of(tuple(traced), tuple(static),
-                                    lambda i: _leaf_name(traced_names, traced, i))
         leaves, _ = _REGISTRY.flatten(tuple(traced))
+        describe = functools.partial(_leaf_name, traced_names, traced)
+        device, committed = call_device(leaves, describe,
+                                        self._first_device() if self._pinned else None,
+                                        self._first_device)
+        signature, _ = signature_of(tuple(traced), tuple(static), describe, device)
         checks = self._checks if self._checks is not None else _CHECK_SETTINGS.kinds
         if checks:
             signature = dataclasses.replace(signature, checks=checks)
-        return signature, leaves
+        return signature, leaves, committed
+
+    def _first_device(self):
+        """The backend's first device: where calls with nothing committed run."""
+        if self._default_device is None:
+            self._default_device = get_client(self.platform).local_devices()[0]
+        return self._default_device
 
     def _compiled(self, signature: Signature) -> _Compiled:
         entry = self._cache.get_or_create(signature, lambda: self._build_or_failure(signature))
@@ -424,7 +454,7 @@ class StagedFunction:
         if self.if_conversion:   # after every transform: see runtime.if_conversion
             convert_ifs(computation)
         sites = thread_checks(computation)
-        executable = compile(computation, self.platform)
+        executable = compile(computation, self.platform, signature.device)
         return _Compiled(executable, out_treedef, executable.const_buffers,
                          has_loop(computation.region),
                          executable.run_bytes() >= CHECKED_RUN_BYTES, sites)
@@ -433,12 +463,12 @@ class StagedFunction:
 
     def lower(self, *args, **kwargs) -> str:
         """The StableHLO text compiled for these arguments' signature."""
-        signature, _ = self._signature(args, kwargs)
+        signature = self._signature(args, kwargs)[0]
         return self._compiled(signature).executable.stablehlo
 
     def compile(self, *args, **kwargs) -> Executable:
         """The compiled executable for these arguments' signature."""
-        signature, _ = self._signature(args, kwargs)
+        signature = self._signature(args, kwargs)[0]
         return self._compiled(signature).executable
 
     def cache_info(self) -> CacheInfo:

@@ -51,3 +51,5 @@ from runtime import vmap   # issue 12: vmap
 __all__ += ["vmap"]
 from runtime import custom_jvp, custom_vjp, stop_gradient   # issue 12: custom derivatives
 __all__ += ["custom_jvp", "custom_vjp", "stop_gradient"]
+from runtime.placement import device_put, devices, local_devices   # issue 14: placement
+__all__ += ["device_put", "devices", "local_devices"]

@@ -198,14 +198,15 @@ class PSCFunction(StagedFunction):
     __psc_function__ = True
 
     def __init__(self, fn, *, static_argnums=(), static_argnames=(), generated_dir=None,
-                 checks=None, return_device_arrays=False, if_conversion=True):
+                 checks=None, return_device_arrays=False, device=None, backend=None,
+                 if_conversion=True):
         names = set(static_argnames)
         self._generated = _Generated(fn, tuple(_static_names(fn, static_argnums, names)),
                                      generated_dir)
         super().__init__(self._generated.build, interface=fn, name=fn.__name__,
                          static_argnums=static_argnums, static_argnames=static_argnames,
                          checks=checks, return_device_arrays=return_device_arrays,
-                         if_conversion=if_conversion)
+                         device=device, platform=backend, if_conversion=if_conversion)
         self.__wrapped__ = fn
         self.__name__, self.__qualname__ = fn.__name__, fn.__qualname__
         self.__doc__, self.__module__ = fn.__doc__, fn.__module__
@@ -227,7 +228,8 @@ def _static_names(fn, static_argnums, static_argnames):
 
 
 def jit_ps(fn=None, *, static_argnums=(), static_argnames=(), generated_dir=None,
-           checks=None, return_device_arrays=False, if_conversion=True):
+           checks=None, return_device_arrays=False, device=None, backend=None,
+           if_conversion=True):
     """Compile a PSC function with XLA: ``@jit_ps``, ``@jit_ps(static_argnames=...)``,
     or ``jit_ps(fn, static_argnames=...)``.
 
@@ -236,6 +238,12 @@ def jit_ps(fn=None, *, static_argnums=(), static_argnames=(), generated_dir=None
     NumPy arrays and scalars, as the plain function returns them (read-only views of
     XLA's buffers on CPU); ``return_device_arrays=True`` returns jax arrays instead, for
     feeding results back without a trip through NumPy (on an accelerator).
+
+    Placement is jax.jit's (`runtime.placement`): a call runs on the device its committed
+    arguments are on (`device_put`), and its jax-array results stay there; ``device``
+    (a jax Device) pins every call to one device, moving arguments there; ``backend``
+    (``"cpu"``, ``"gpu"``...) pins them to that backend's first device (both as jax.jit's
+    ``device=`` and ``backend=`` do).
     ``if_conversion=False`` keeps every traced ``if`` a conditional, where by default one
     with cheap branches runs both and selects (`runtime.if_conversion`)."""
     if isinstance(static_argnums, int):
@@ -245,15 +253,14 @@ def jit_ps(fn=None, *, static_argnums=(), static_argnames=(), generated_dir=None
     options = dict(static_argnums=tuple(static_argnums),
                    static_argnames=tuple(static_argnames), generated_dir=generated_dir,
                    checks=checks, return_device_arrays=bool(return_device_arrays),
-                   if_conversion=bool(if_conversion))
+                   device=device, backend=backend, if_conversion=bool(if_conversion))
     if fn is None:
         return functools.partial(jit_ps, **options)
     if isinstance(fn, PSCFunction):   # jit_ps(jit_ps(f), ...): f with these options
         return PSCFunction(fn.__wrapped__, **options)
     if getattr(fn, "__psc_primitive__", False):   # e.g. jit_ps(grad(f)): nothing to transpile
-        return _staged_primitive(fn, options["static_argnums"], options["static_argnames"],
-                                 options["checks"], options["return_device_arrays"],
-                                 options["if_conversion"])
+        return _staged_primitive(fn, **{k: v for k, v in options.items()
+                                        if k != "generated_dir"})
     try:
         return PSCFunction(fn, **options)
     except PSCError as err:   # unsupported syntax...: the message names the user's line
@@ -262,7 +269,8 @@ def jit_ps(fn=None, *, static_argnums=(), static_argnames=(), generated_dir=None
 
 
 def _staged_primitive(fn, static_argnums, static_argnames, checks=None,
-                      return_device_arrays=False, if_conversion=True) -> StagedFunction:
+                      return_device_arrays=False, device=None, backend=None,
+                      if_conversion=True) -> StagedFunction:
     """A runtime callable (a transform such as ``grad(f)``, or a primitive) compiled as it
     is: it builds its own program when called inside a build."""
     def build(b, *args, **kwargs):
@@ -270,6 +278,7 @@ def _staged_primitive(fn, static_argnums, static_argnames, checks=None,
     staged = StagedFunction(build, interface=fn, name=getattr(fn, "__name__", "staged"),
                             static_argnums=static_argnums, static_argnames=static_argnames,
                             checks=checks, return_device_arrays=return_device_arrays,
+                            device=device, platform=backend,
                             if_conversion=if_conversion)
     staged.__wrapped__ = fn
     return staged

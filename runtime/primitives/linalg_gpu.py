@@ -364,7 +364,7 @@ def _gpu_eig(p, op, prefix):
         f"eig ({fmt(a)}, np.linalg.eig/eigvals) has no GPU lowering here ({location(op)}): "
         "jax uses cuSOLVER's geev only with cuSOLVER 11.7.1 or newer and a host-hybrid "
         "MAGMA/LAPACK kernel otherwise",
-        hint="compute it on CPU: jit_ps(..., platform='cpu')")
+        hint="compute it on CPU: jit_ps(..., backend='cpu')")
 
 
 for _name, _rule in [("cholesky", _gpu_cholesky), ("lu", _gpu_lu), ("solve", _gpu_solve),
