@@ -51,3 +51,5 @@ from runtime import vmap   # issue 12: vmap
 __all__ += ["vmap"]
 from runtime import custom_jvp, custom_vjp, stop_gradient   # issue 12: custom derivatives
 __all__ += ["custom_jvp", "custom_vjp", "stop_gradient"]
+from .caches import cache_clear, cache_info   # issue 16: the persistent cache
+__all__ += ["cache_clear", "cache_info"]
