@@ -194,7 +194,7 @@ class DiskStore:
         except OSError:
             return
         self._count(writes=1)
-        evicted = evict(os.path.dirname(folder), bound)
+        evicted = _written(os.path.dirname(folder), len(data), bound)
         if evicted:
             self._count(evictions=evicted)
 
@@ -243,10 +243,33 @@ def _cache_files(root: str):
             yield entry.path, status.st_size, status.st_mtime, is_entry
 
 
-def evict(root: str, bound: int) -> int:
+# A scan of the folder costs a stat per entry: a process scans it on its first write, then
+# adds what it writes, and scans (evicting) again when that estimate passes the bound, or
+# after `_RESCAN_WRITES` writes (other processes write too).  root -> [bytes, writes].
+_RESCAN_WRITES = 64
+_estimates: dict = {}
+_estimates_lock = threading.Lock()
+
+
+def _written(root: str, size: int, bound: int) -> int:
+    """Account for an entry of ``size`` bytes just written under ``root``; evict when the
+    cache may exceed ``bound``.  Returns how many entries were evicted."""
+    with _estimates_lock:
+        estimate = _estimates.get(root)
+        if estimate is not None:
+            estimate[0] += size
+            estimate[1] += 1
+            if estimate[0] <= bound and estimate[1] < _RESCAN_WRITES:
+                return 0
+        removed, total = _evict(root, bound)
+        _estimates[root] = [total, 0]
+        return removed
+
+
+def _evict(root: str, bound: int) -> tuple[int, int]:
     """Remove entries under ``root``, least recently used first, until they total at most
     ``bound`` bytes; and temporary files left by dead writers.  Returns how many entries
-    were removed (by this call: another process may race it to some)."""
+    were removed (by this call: another process may race it to some), and the bytes left."""
     entries, total, now = [], 0, time.time()
     for path, size, mtime, is_entry in _cache_files(root):
         if not is_entry:
@@ -262,7 +285,7 @@ def evict(root: str, bound: int) -> int:
         if _remove(path):
             removed += 1
         total -= size
-    return removed
+    return removed, total
 
 
 @dataclasses.dataclass(frozen=True)
@@ -297,4 +320,6 @@ def clear() -> int:
     root = cache_directory()
     if root is None:
         return 0
+    with _estimates_lock:
+        _estimates.pop(root, None)
     return sum(_remove(path) for path, _, _, _ in list(_cache_files(root)))
