@@ -250,6 +250,18 @@ def test_eviction_keeps_the_bound_least_recently_used_first(tmp_path, monkeypatc
     assert sum(map(os.path.getsize, entry_files(tmp_path))) <= 3 * entry_size + entry_size // 2
 
 
+def test_damaged_entry_in_process(tmp_path, monkeypatch):
+    monkeypatch.setenv(disk_cache.CACHE_DIR_ENV, str(tmp_path))
+    store = disk_cache.DiskStore("test")
+    store.put(Key("k"), b"payload" * 100)
+    [path] = entry_files(tmp_path)
+    _truncate(path)
+    with pytest.warns(PSCCacheWarning, match="checksum"):
+        assert store.get(Key("k")) is None
+    assert not os.path.exists(path)   # removed: the caller rebuilds and writes it again
+    assert store.counters().corrupt == 1 and store.counters().misses == 1
+
+
 def test_a_key_is_a_frozen_dataclass(tmp_path, monkeypatch):
     monkeypatch.setenv(disk_cache.CACHE_DIR_ENV, str(tmp_path))
     with pytest.raises(TypeError, match="frozen dataclass"):

@@ -52,4 +52,5 @@ __all__ += ["vmap"]
 from runtime import custom_jvp, custom_vjp, stop_gradient   # issue 12: custom derivatives
 __all__ += ["custom_jvp", "custom_vjp", "stop_gradient"]
 from .caches import cache_clear, cache_info   # issue 16: the persistent cache
-__all__ += ["cache_clear", "cache_info"]
+from runtime import PSCCacheWarning
+__all__ += ["PSCCacheWarning", "cache_clear", "cache_info"]
