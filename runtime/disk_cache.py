@@ -15,6 +15,9 @@ Safety:
 * **Checksums**: an entry holds the SHA-256 of its key and payload.  A truncated or
   damaged entry (or one written for another key) is never returned: it is removed with a
   `PSCCacheWarning`, and the caller rebuilds (and writes it again).
+* **Private**: the cache's entries are run, so a root folder another user owns or that
+  others may write to is not used (the cache is off, with a warning); a new one is created
+  with mode 0700.
 * **Bounded size**: after a write, entries are removed least recently used first (a hit
   touches its file's mtime) until the cache holds at most ``$PSC_CACHE_MAX_BYTES``
   (default 1 GiB).  A reader whose entry was just evicted sees a miss.
@@ -27,6 +30,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
+import stat
 import sys
 import tempfile
 import threading
@@ -128,8 +132,11 @@ class DiskStore:
         self._counts = StoreCounters()
 
     def folder(self) -> str | None:
+        """This store's folder; None when the cache is off or its root is not safe."""
         root = cache_directory()
-        return None if root is None else os.path.join(root, self.namespace)
+        if root is None or not _is_private(root):
+            return None
+        return os.path.join(root, self.namespace)
 
     def enabled(self) -> bool:
         return cache_directory() is not None
@@ -182,7 +189,7 @@ class DiskStore:
         if len(data) > bound:   # it would evict everything, itself included
             return
         try:
-            os.makedirs(folder, exist_ok=True)
+            os.makedirs(folder, mode=0o700, exist_ok=True)
             handle, temp = tempfile.mkstemp(prefix=_TEMP_PREFIX, dir=folder)
             try:
                 with os.fdopen(handle, "wb") as out:
@@ -210,6 +217,32 @@ class DiskStore:
         with self._lock:
             self._counts = dataclasses.replace(self._counts, **{
                 name: getattr(self._counts, name) + step for name, step in increments.items()})
+
+
+_warned_roots: set = set()
+
+
+def _is_private(root: str) -> bool:
+    """May the cache at ``root`` be used?  Its entries are run (generated modules, native
+    code): a folder another user owns, or that others may write to, could hold anyone's.
+    A missing root is created private (mode 0700); an unsafe one turns the cache off,
+    with one `PSCCacheWarning` per process."""
+    try:
+        os.makedirs(root, mode=0o700, exist_ok=True)
+        status = os.stat(root)
+    except OSError:
+        return False
+    getuid = getattr(os, "getuid", None)
+    if getuid is None:   # Windows: the user's own profile folder, by default
+        return True
+    if status.st_uid == getuid() and not status.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return True
+    if root not in _warned_roots:
+        _warned_roots.add(root)
+        warnings.warn(f"psc-transpiler cache: not using {root}: another user owns it or "
+                      f"others may write to it; set {CACHE_DIR_ENV} to a folder of your "
+                      f"own (or to nothing: no cache)", PSCCacheWarning, stacklevel=4)
+    return False
 
 
 def _remove(path: str) -> bool:
@@ -302,7 +335,7 @@ class CacheUsage:
 def usage() -> CacheUsage:
     """The cache's folder, its entries and their size, by namespace."""
     root = cache_directory()
-    if root is None:
+    if root is None or not _is_private(root):
         return CacheUsage(None, 0, 0, max_bytes(), ())
     counts: dict = {}
     for path, size, _, is_entry in _cache_files(root):
@@ -318,7 +351,7 @@ def clear() -> int:
     """Remove every entry (and temporary file) of the cache; returns how many files were
     removed.  Only the cache's own files go: other files in the folder are left alone."""
     root = cache_directory()
-    if root is None:
+    if root is None or not _is_private(root):
         return 0
     with _estimates_lock:
         _estimates.pop(root, None)

@@ -262,6 +262,29 @@ def test_damaged_entry_in_process(tmp_path, monkeypatch):
     assert store.counters().corrupt == 1 and store.counters().misses == 1
 
 
+@pytest.mark.skipif(not hasattr(os, "getuid"), reason="POSIX permissions")
+def test_a_folder_others_may_write_to_is_not_used(tmp_path, monkeypatch):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    monkeypatch.setenv(disk_cache.CACHE_DIR_ENV, str(shared))
+    monkeypatch.setattr(disk_cache, "_warned_roots", set())
+    store = disk_cache.DiskStore("test")
+    with pytest.warns(PSCCacheWarning, match="others may write"):
+        store.put(Key("k"), b"v")
+    assert store.get(Key("k")) is None and entry_files(shared) == []
+    shared.chmod(0o700)
+    store.put(Key("k"), b"v")
+    assert store.get(Key("k")) == b"v"
+
+
+def test_a_new_cache_folder_is_private(tmp_path, monkeypatch):
+    root = tmp_path / "new" / "cache"
+    monkeypatch.setenv(disk_cache.CACHE_DIR_ENV, str(root))
+    disk_cache.DiskStore("test").put(Key("k"), b"v")
+    assert root.stat().st_mode & 0o077 == 0
+
+
 def test_a_key_is_a_frozen_dataclass(tmp_path, monkeypatch):
     monkeypatch.setenv(disk_cache.CACHE_DIR_ENV, str(tmp_path))
     with pytest.raises(TypeError, match="frozen dataclass"):
