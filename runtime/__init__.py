@@ -52,6 +52,8 @@ __all__ += ["PSCImpureCallError", "checked", "pure"]   # issue 11: purity
 __all__ += ["to_device"]   # issue 17: inputs moved to the device once, 64-bit kept
 from .errors import PSCPerformanceWarning
 __all__ += ["PSCPerformanceWarning"]   # issue 17: a staged loop that had to be unrolled
+from .errors import PSCCacheWarning
+__all__ += ["PSCCacheWarning"]   # issue 16: a damaged persistent cache entry, rebuilt
 __all__ += ["with_argument_updates", "updated_arguments",   # issue 17: argument updates
             "result_and_updated_arguments"]
 from .lax import scan

@@ -18,7 +18,7 @@ from jax.extend import backend as jax_backend
 from jax.sharding import SingleDeviceSharding
 from jaxlib import _jax
 
-from . import lowering, staging
+from . import executable_cache, lowering, staging
 from .errors import (PSCError, PSCResourceError, PSCShapeError, PSCTypeError,
                      PSCUnsupportedCallError, PSCValueError)
 from .ir import Computation
@@ -259,12 +259,35 @@ def compile(computation: Computation, platform: str | None = None,
     else:
         client = device.client
     text = lowering.lower_to_stablehlo(computation, lowering_platform(client))
+    if computation.host_callbacks:   # its Python callbacks cannot be serialized
+        loaded = _compile_or_raise(computation, lambda: _compile_with_callbacks(
+            client, device, text, computation))
+    else:
+        loaded = _cached_or_compiled(client, device, text, computation)
+    return Executable(computation, loaded, client, device)
+
+
+def _cached_or_compiled(client, device, text: str, computation: Computation):
+    """The executable of ``text``: from the persistent cache (`runtime.executable_cache`)
+    when an earlier process compiled it, else compiled by XLA and stored there."""
+    options = _compile_options(device)
+    key = None
+    if executable_cache.STORE.enabled():
+        key = executable_cache.executable_key(client, device, text, options)
+        loaded = executable_cache.load(client, device, key, options)
+        if loaded is not None:
+            return loaded
+    loaded = _compile_or_raise(computation, lambda: client.compile_and_load(
+        text, _jax.DeviceList((device,)), options))
+    if key is not None:
+        executable_cache.store(key, loaded)
+    return loaded
+
+
+def _compile_or_raise(computation: Computation, compile_it):
+    """``compile_it()``, with XLA's errors as `PSCError`s."""
     try:
-        if computation.host_callbacks:
-            loaded = _compile_with_callbacks(client, device, text, computation)
-        else:
-            loaded = client.compile_and_load(text, _jax.DeviceList((device,)),
-                                             _compile_options(device))
+        return compile_it()
     except _jax.JaxRuntimeError as err:
         if _out_of_memory(err):
             raise PSCResourceError(f"{computation.name}: XLA ran out of memory compiling "
@@ -273,4 +296,3 @@ def compile(computation: Computation, platform: str | None = None,
             f"XLA rejected the program built for {computation.name}: {err}",
             hint="this is a bug in psc-transpiler; please report it with the StableHLO "
                  "from f.lower(...)") from None
-    return Executable(computation, loaded, client, device)

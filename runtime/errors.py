@@ -318,6 +318,11 @@ class PSCWarning(UserWarning):
     module on disk that was edited, and so is ignored)."""
 
 
+class PSCCacheWarning(PSCWarning):
+    """An entry of the persistent cache (`runtime.disk_cache`) was damaged (truncated,
+    changed on disk) or refused by jaxlib: it is removed and rebuilt, never used."""
+
+
 class PSCPerformanceWarning(PSCWarning):
     """The program is correct but will be slow to build: a loop the transpiler meant to
     stage is unrolled (its body needs the loop index as a static value), so its body is

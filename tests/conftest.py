@@ -1,10 +1,23 @@
 """Shared test helpers: run builder code through XLA and compare with NumPy."""
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
+
 import numpy as np
 import pytest
 
-from runtime import StagedFunction, translate
+# The suite never reads or writes the user's own persistent cache (runtime.disk_cache): it
+# gets a fresh one, removed at the end; subprocesses the tests start inherit it.
+_SESSION_CACHE = tempfile.mkdtemp(prefix="psc-test-cache-")
+os.environ["PSC_CACHE_DIR"] = _SESSION_CACHE
+
+from runtime import StagedFunction, translate  # noqa: E402 (after the cache is chosen)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    shutil.rmtree(_SESSION_CACHE, ignore_errors=True)
 
 
 def run_rule(fn, *args, static=(), **kwargs):

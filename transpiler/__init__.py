@@ -53,3 +53,6 @@ from runtime import custom_jvp, custom_vjp, stop_gradient   # issue 12: custom d
 __all__ += ["custom_jvp", "custom_vjp", "stop_gradient"]
 from runtime.placement import device_put, devices, local_devices   # issue 14: placement
 __all__ += ["device_put", "devices", "local_devices"]
+from .caches import cache_clear, cache_info   # issue 16: the persistent cache
+from runtime import PSCCacheWarning
+__all__ += ["PSCCacheWarning", "cache_clear", "cache_info"]

@@ -27,6 +27,7 @@ from runtime.staged import static_parameters
 
 from emit.fileformat import generated_file_name, is_intact, records_function
 
+from . import module_cache
 from .loading import compile_generated, module_imports_of, names_read_by, namespace_for
 from .pipeline import generated_module, run_nested, runtime_resolver, transpile_function
 from .source import function_source
@@ -135,11 +136,18 @@ class _Generated:
         code_name = getattr(code, "co_name", fn.__name__)
         self.name = code_name if code_name != "<lambda>" else self.source.parse().name
         imports = module_imports_of(self.source.file)
+        digest = self.source.digest(static_argnames, imports)
         on_disk = _up_to_date_module(generated_paths(self.source.file, generated_dir),
-                                     self.name, self.source.digest(static_argnames, imports))
+                                     self.name, digest)
         label = f"{self.source.file}:{getattr(code, 'co_qualname', fn.__qualname__)}"
+        self.from_disk, self.from_cache = on_disk is not None, False
+        cache_key = None
+        if on_disk is None and module_cache.STORE.enabled():
+            cache_key = module_cache.module_key(fn, self.name, self.source.file, digest)
+            on_disk = module_cache.load(cache_key)
+            self.from_cache = on_disk is not None
         if on_disk is not None:   # no parse of the source: its names come from the code
-            self.text, self.from_disk = on_disk, True
+            self.text = on_disk
             self.code = compile_generated(self.text, self.source.file, label, self.location)
             self.free_names = names_read_by(self.code)
         else:
@@ -147,8 +155,10 @@ class _Generated:
                 self.source, resolver=runtime_resolver(fn), module_ast=imports,
                 module_name=fn.__module__, static_argnames=static_argnames)
             self.text = generated_module(self.source.file, [transpiled], imports)
-            self.free_names, self.from_disk = set(transpiled.free_names), False
+            self.free_names = set(transpiled.free_names)
             self.code = compile_generated(self.text, self.source.file, label, self.location)
+            if cache_key is not None:   # compiled: Python accepts it
+                module_cache.store(cache_key, self.text)
 
     def build_function(self):
         namespace = namespace_for(self.fn, self.free_names)

@@ -1,5 +1,8 @@
 """``psc-transpile SRC... -o OUTDIR [--check]``: write generated modules to disk, for review.
 
+``psc-transpile --cache-info`` / ``--cache-clear``: show or empty the persistent cache of
+generated modules and compiled programs (`runtime.disk_cache`, ``$PSC_CACHE_DIR``).
+
 The source is never imported or run: names are resolved from each file's own imports
 (`transpiler.analysis.resolve.StaticResolver`), so it is safe on untrusted pull requests.
 Each source file ``pkg/model.py`` that compiles functions becomes ``OUTDIR/model_psc.py``
@@ -32,6 +35,7 @@ from emit.fileformat import (generated_file_name, is_generated_file, is_generate
 from runtime.errors import PSCError, PSCSyntaxError, SourceLocation
 from runtime.public_names import DECORATOR
 
+from . import caches
 from .analysis.resolve import Kind, StaticResolver
 from .file_outline import effective_imports
 from .pipeline import generated_module, run_nested, transpile_function
@@ -342,20 +346,34 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="psc-transpile", description=__doc__.split("\n\n")[0].split(": ", 1)[1],
         epilog=USAGE_NOTES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("sources", nargs="+", metavar="SRC", help="files or directories")
-    parser.add_argument("-o", "--output", required=True, metavar="OUTDIR",
+    parser.add_argument("sources", nargs="*", metavar="SRC", help="files or directories")
+    parser.add_argument("-o", "--output", metavar="OUTDIR",
                         help="where the modules go: for @jit_ps to use them, a __psc__ "
                              "folder it looks in (see below), or the folder given as "
                              "generated_dir / $PSC_GENERATED_DIR")
     parser.add_argument("--check", action="store_true",
                         help="write nothing; exit 1 if a generated module is missing, "
                              "stale, edited or orphaned")
+    parser.add_argument("--cache-info", action="store_true",
+                        help="print where the persistent cache of generated modules and "
+                             "compiled programs is ($PSC_CACHE_DIR) and what it holds")
+    parser.add_argument("--cache-clear", action="store_true",
+                        help="remove every entry of the persistent cache")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     return parser
 
 
 def main(argv=None) -> int:
-    args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
+    parser = _parser()
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    if args.cache_info or args.cache_clear:
+        if args.sources or args.output or args.check:
+            parser.error("--cache-info and --cache-clear take no SRC, -o or --check")
+        return _cache_command(args.cache_clear, args.cache_info)
+    if not args.sources:
+        parser.error("the following arguments are required: SRC")
+    if args.output is None:
+        parser.error("the following arguments are required: -o/--output")
     pairs = list(_sources(args.sources))
     targets: dict[str, str] = {}
     for source, relative in pairs:
@@ -392,6 +410,14 @@ def main(argv=None) -> int:
     for target, why in orphans:
         os.remove(target)
         print(f"removed {target} ({why})")
+    return 0
+
+
+def _cache_command(clear: bool, info: bool) -> int:
+    if clear:
+        print(f"removed {caches.cache_clear()} cache files")
+    if info:
+        print(caches.describe(caches.cache_info()))
     return 0
 
 
