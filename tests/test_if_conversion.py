@@ -7,6 +7,9 @@ Builder-level programs are checked against `runtime.reference`'s ``cond``/``swit
 """
 from __future__ import annotations
 
+import importlib.util
+import pathlib
+
 import numpy as np
 import pytest
 
@@ -24,15 +27,16 @@ def clip_scale(x, s):
     return y
 
 
-def sum_until_negative(x):
-    total = 0.0
-    for v in x:
-        if v != v:
-            continue
-        if v < 0:
-            break
-        total = total + v
-    return total
+def _golden_source(stem: str, name: str):
+    """The plain function of a golden construct (``tests/golden/sources``)."""
+    path = pathlib.Path(__file__).parent / "golden" / "sources" / f"{stem}.py"
+    spec = importlib.util.spec_from_file_location(f"if_conversion_{stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return getattr(module, name).__wrapped__
+
+
+sum_until_negative = _golden_source("break_continue", "sum_until_negative")
 
 
 def nested(x, t):
