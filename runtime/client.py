@@ -79,22 +79,19 @@ def single_device_sharding(device) -> SingleDeviceSharding:
     return SingleDeviceSharding(device)
 
 
-_sharding = single_device_sharding
-
-
 def device_put(value, shape: tuple, dtype: np.dtype, device):
     """``value`` (array-like) on ``device`` with exactly ``dtype``; 64-bit types are kept."""
     if isinstance(value, _jax.ArrayImpl) and value.dtype == dtype and \
-            value.sharding == _sharding(device):
+            value.sharding == single_device_sharding(device):
         return value
     if isinstance(value, np.ndarray) and device.platform == "cpu":
         value = np.asarray(value)   # (a memmap as a plain ndarray, no copy)
         if staging.needs_staging(value) and value.dtype.newbyteorder("=") == dtype:
             value = staging.stage(value, dtype)   # aligned: PJRT uses it in place
     array = np.asarray(value, dtype=dtype)
-    return _jax.batched_device_put(core.ShapedArray(shape, dtype), _sharding(device), [array],
-                                   [device], True, False, _jax.HostBufferSemantics.ZERO_COPY,
-                                   True)
+    return _jax.batched_device_put(core.ShapedArray(shape, dtype),
+                                   single_device_sharding(device), [array], [device], True,
+                                   False, _jax.HostBufferSemantics.ZERO_COPY, True)
 
 
 def to_device(value, platform: str | None = None):
@@ -119,9 +116,9 @@ def private_device_copy(value, device, committed: bool = True):
         array = staging.private_copy(array, dtype)   # the jax array's alone: used in place
     else:
         array = np.asarray(array, dtype=dtype)
-    return _jax.batched_device_put(core.ShapedArray(array.shape, dtype), _sharding(device),
-                                   [array], [device], committed, False,
-                                   _jax.HostBufferSemantics.ZERO_COPY, True)
+    return _jax.batched_device_put(core.ShapedArray(array.shape, dtype),
+                                   single_device_sharding(device), [array], [device],
+                                   committed, False, _jax.HostBufferSemantics.ZERO_COPY, True)
 
 
 class Executable:
@@ -143,7 +140,7 @@ class Executable:
                          for v in computation.params[len(computation.constants):]]
         self.out_avals = [(v.shape, v.dtype) for v in computation.outputs]
         self.out_weak = [v.weak for v in computation.outputs]
-        self.sharding = _sharding(device)
+        self.sharding = single_device_sharding(device)
         # The outputs' abstract values as jax sees them (dtype, shape, weak type).
         self.out_shaped_arrays = [core.ShapedArray(shape, dtype, weak_type=weak)
                                   for (shape, dtype), weak in zip(self.out_avals, self.out_weak)]

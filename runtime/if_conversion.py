@@ -62,7 +62,9 @@ MAX_WORK = 32768
 def convert_ifs(computation: Computation) -> int:
     """Convert every cheap two-branch ``case`` of ``computation`` (changed in place),
     innermost first; returns how many were converted."""
-    return _Converter().region(computation.region)
+    converter = _Converter()
+    converter.region(computation.region)
+    return converter.converted
 
 
 class _Converter:
@@ -72,24 +74,25 @@ class _Converter:
         # each is converted once
         self._seen: set[int] = set()
 
-    def region(self, region: Region) -> int:
+    def region(self, region: Region) -> None:
         if id(region) in self._seen:
-            return self.converted
+            return
         self._seen.add(id(region))
         for op in region.operations:
             for nested in op.regions:
                 self.region(nested)   # innermost first: a converted inner if makes its
                 # enclosing branch straight-line, so that one may convert too
-        if any(_convertible(op) for op in region.operations):
-            operations, region.operations = region.operations, []
-            b = Builder.resume(region)
-            for op in operations:
-                if _convertible(op):
-                    _inline(b, op)
-                    self.converted += 1
-                else:
-                    region.operations.append(op)
-        return self.converted
+        plan = [_convertible(op) for op in region.operations]
+        if not any(plan):
+            return
+        operations, region.operations = region.operations, []
+        b = Builder.resume(region)
+        for op, convert in zip(operations, plan):
+            if convert:
+                _inline(b, op)
+                self.converted += 1
+            else:
+                region.operations.append(op)
 
 
 def _convertible(op: Operation) -> bool:

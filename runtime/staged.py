@@ -69,13 +69,13 @@ from .checks import enabled as _checks_enabled
 from .checks import normalize as _normalize_checks
 from .checks import raise_first_failure
 from .client import Executable, compile, device_put, get_client, runtime_error
-from .placement import as_device, call_device
 from .context import building
 from .dtypes import SUPPORTED_DTYPES
 from .errors import (PSCError, PSCResourceError, PSCTypeError, PSCValueError,
                      SourceLocation)
 from .if_conversion import convert_ifs
 from .interrupt import has_loop, run_interruptibly
+from .placement import as_device, call_device
 from .tracebacks import hide_internal_frames
 from .ir import Value
 from .signature import Signature, signature_of, static_key
