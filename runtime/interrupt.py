@@ -10,60 +10,71 @@ its results to be ready* there, and keeps the main thread in a wait that signals
 interrupt.  On Ctrl-C the caller gets `KeyboardInterrupt` at once and the process stays
 usable; the computation itself runs on in the background until it ends (forever, for an
 infinite loop: one core stays busy), on a daemon thread that never delays the process's
-exit.  `StagedFunction` uses this for programs with a loop; loop-free programs end in
-time bounded by their size and keep jaxlib's direct dispatch.
+exit.  `StagedFunction` uses this for programs that may run long (`may_run_long`): a loop
+whose trip count is not known when the program is built, or loops whose known bounds add
+up to much work; loop-free programs, and short bounded loops, end in bounded time and keep
+jaxlib's direct dispatch.
 """
 from __future__ import annotations
 
+import _thread
 import threading
-from typing import Any, Callable
+from typing import Callable
 
 from jax import tree_util
 
 _POLL_SECONDS = 0.1   # the main thread's wait wakes this often to let a signal in
 
 
-class _Job:
-    __slots__ = ("fn", "args", "done", "value", "error")
+class _Worker:
+    """A daemon thread that runs one call at a time for the main thread.
 
-    def __init__(self, fn: Callable, args: tuple):
-        self.fn, self.args = fn, args
-        self.done = threading.Event()
-        self.value: Any = None
-        self.error: BaseException | None = None
+    The hand-off uses two raw locks rather than `threading.Event`/`Condition` (whose
+    Python-level bookkeeping doubled the cost of a call that does almost nothing): ``_go``
+    is released to start a call, ``_done`` by the worker when the call has ended.  A worker
+    goes back to the idle pool *before* it releases ``_done``, so a worker stuck in a
+    never-ending computation is simply never reused, and the waiting thread never has to
+    wait for the worker to let go of the interpreter.
+    """
 
-    def run(self) -> None:
-        try:
-            self.value = _ready(self.fn(*self.args))
-        except BaseException as err:   # handed to the waiting thread, which re-raises it
-            self.error = err
-        finally:
-            self.done.set()
-
-
-class _Worker(threading.Thread):
-    """A daemon thread running jobs; it goes back to the idle pool after each one, so a
-    worker stuck in a never-ending computation is simply never reused."""
+    __slots__ = ("_go", "_done", "_fn", "_args", "_value", "_error")
 
     def __init__(self):
-        super().__init__(name="psc-execute", daemon=True)
-        self._jobs: list[_Job] = []
-        self._wake = threading.Condition()
+        self._go = _thread.allocate_lock()
+        self._done = _thread.allocate_lock()
+        self._go.acquire()
+        self._done.acquire()
+        self._fn = self._args = self._value = self._error = None
+        _thread.start_new_thread(self._serve, ())   # a daemon: never delays the exit
 
-    def submit(self, job: _Job) -> None:
-        with self._wake:
-            self._jobs.append(job)
-            self._wake.notify()
-
-    def run(self) -> None:
+    def _serve(self) -> None:
         while True:
-            with self._wake:
-                while not self._jobs:
-                    self._wake.wait()
-                job = self._jobs.pop()
-            job.run()
+            self._go.acquire()
+            try:
+                self._value = _ready(self._fn(*self._args))
+            except BaseException as err:   # handed to the waiting thread, which re-raises it
+                self._error = err
+            self._fn = self._args = None
             with _idle_lock:
                 _idle.append(self)
+            self._done.release()
+
+    def call(self, fn: Callable, args: tuple):
+        self._fn, self._args, self._value, self._error = fn, args, None, None
+        self._go.release()
+        try:
+            while not self._done.acquire(True, _POLL_SECONDS):
+                pass
+        except BaseException:   # Ctrl-C: abandon this worker, even if it just finished
+            with _idle_lock:
+                if self in _idle:
+                    _idle.remove(self)
+            raise
+        value, error = self._value, self._error
+        self._value = self._error = None
+        if error is not None:
+            raise error.with_traceback(error.__traceback__)
+        return value
 
 
 _idle: list[_Worker] = []
@@ -74,9 +85,7 @@ def _worker() -> _Worker:
     with _idle_lock:
         if _idle:
             return _idle.pop()
-    worker = _Worker()
-    worker.start()
-    return worker
+    return _Worker()
 
 
 def _ready(result):
@@ -95,18 +104,55 @@ def run_interruptibly(fn: Callable, *args):
     """
     if threading.current_thread() is not threading.main_thread():
         return _ready(fn(*args))
-    job = _Job(fn, args)
-    _worker().submit(job)
-    while not job.done.wait(_POLL_SECONDS):
-        pass
-    if job.error is not None:
-        raise job.error.with_traceback(job.error.__traceback__)
-    return job.value
+    return _worker().call(fn, args)
 
 
-def has_loop(region) -> bool:
-    """Whether ``region`` (an IR region) or a region nested in it holds a ``while``."""
+# Work (element operations, summed over loop iterations) below which a program whose loops
+# all have a bound known when it is built runs on the calling thread: such a call ends
+# within about a second, like a loop-free one, and skips the hand-off to a worker (tens of
+# microseconds, which is most of the cost of a short loop).
+BOUNDED_WORK = 10 ** 8
+
+
+def may_run_long(region) -> bool:
+    """Whether a call of ``region`` (an IR region) should wait on a worker: it holds a loop
+    whose trip count is unknown when the program is built, or its bounded loops together do
+    more than `BOUNDED_WORK` element operations."""
+    if not _has_loop(region):
+        return False
+    work = _work(region)
+    return work is None or work > BOUNDED_WORK
+
+
+def _has_loop(region) -> bool:
     for op in region.operations:
-        if op.name == "while" or any(has_loop(r) for r in op.regions):
+        if op.name == "while" or any(_has_loop(r) for r in op.regions):
             return True
     return False
+
+
+def _work(region) -> int | None:
+    """Element operations one run of ``region`` does at most; None when unbounded."""
+    total = 0
+    for op in region.operations:
+        if op.name == "while":
+            trips = op.attrs.get("trip_count") or op.attrs.get("max_trip_count")
+            inner = [_work(r) for r in op.regions]
+            if trips is None or None in inner:
+                return None
+            total += int(trips) * (sum(inner) + 1)
+        elif op.regions:   # a conditional runs one branch: count the costliest
+            inner = [_work(r) for r in op.regions]
+            if None in inner:
+                return None
+            total += max(inner) + 1
+        else:
+            total += max((_elements(v.shape) for v in op.results), default=1)
+    return total
+
+
+def _elements(shape) -> int:
+    count = 1
+    for dim in shape:
+        count *= int(dim)
+    return max(count, 1)

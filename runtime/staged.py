@@ -74,7 +74,7 @@ from .dtypes import SUPPORTED_DTYPES
 from .errors import (PSCError, PSCResourceError, PSCTypeError, PSCValueError,
                      SourceLocation)
 from .if_conversion import convert_ifs
-from .interrupt import has_loop, run_interruptibly
+from .interrupt import may_run_long, run_interruptibly
 from .placement import as_device, call_device
 from .tracebacks import hide_internal_frames
 from .ir import Value
@@ -128,7 +128,7 @@ class _Compiled(NamedTuple):
     executable: Executable
     out_treedef: Any
     const_buffers: list   # the executable's large constants, its leading parameters
-    has_loop: bool        # calls wait for it interruptibly (see runtime.interrupt)
+    may_run_long: bool    # calls wait for it interruptibly (see runtime.interrupt)
     checked_run: bool     # needs CHECKED_RUN_BYTES or more: run and wait on the Python path
     # run-time checks and prints (runtime.check_threading): None, or the site table of the
     # failure code that is then the last output
@@ -334,7 +334,7 @@ class StagedFunction:
         buffers = compiled.const_buffers + [
             device_put(leaf, spec.shape, spec.dtype, executable.device)
             for leaf, spec in zip(leaves, signature.leaves)]
-        if compiled.has_loop:
+        if compiled.may_run_long:
             self._interruptible = True
             outputs = run_interruptibly(executable.execute, buffers, committed)
         else:
@@ -456,7 +456,7 @@ class StagedFunction:
         sites = thread_checks(computation)
         executable = compile(computation, self.platform, signature.device)
         return _Compiled(executable, out_treedef, executable.const_buffers,
-                         has_loop(computation.region),
+                         may_run_long(computation.region),
                          executable.run_bytes() >= CHECKED_RUN_BYTES, sites)
 
     # --- inspection -----------------------------------------------------------------------

@@ -109,3 +109,46 @@ def test_off_the_main_thread_calls_run_in_place():
     thread.start()
     thread.join(60)
     np.testing.assert_allclose(np.asarray(results[0]), _with_loop(np.ones(3), 2))
+
+
+def _short_static_loop(x):
+    for _ in range(8):   # a static trip count: the call ends soon, whatever x holds
+        x = x * 0.5 + 1.0
+    return x
+
+
+def _long_static_loop(x):
+    for _ in range(2000):   # bounded, but 2000 x 10^5 elements is more than BOUNDED_WORK
+        x = np.sin(x)
+    return x
+
+
+def test_short_bounded_loops_run_on_the_calling_thread():
+    short = jit_ps(_short_static_loop)
+    x = np.linspace(0.0, 1.0, 5)
+    np.testing.assert_allclose(short(x), _short_static_loop(x))
+    assert not short._interruptible
+    long = jit_ps(_long_static_loop)
+    big = np.linspace(0.0, 1.0, 10 ** 5)
+    assert long.lower(big).count("stablehlo.while") == 1   # staged, not unrolled
+    np.testing.assert_allclose(long(big), _long_static_loop(big))
+    assert long._interruptible
+
+
+
+def _nested_static_loops(x):
+    for i in range(6):
+        for j in range(4):
+            if x[j] > i:   # a staged branch inside: its costlier side is counted
+                x = x - 1.0
+            else:
+                x = x + 0.5
+    return x
+
+
+def test_nested_bounded_loops_with_branches_run_on_the_calling_thread():
+    nested = jit_ps(_nested_static_loops)
+    x = np.array([3.0, -1.0, 7.5, 0.25])
+    assert nested.lower(x).count("stablehlo.while") == 2
+    np.testing.assert_allclose(nested(x), _nested_static_loops(x))
+    assert not nested._interruptible
