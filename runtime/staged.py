@@ -627,7 +627,7 @@ def _as_output(b: Builder, leaf, index: int) -> Value:
         return leaf
     if isinstance(leaf, (bool, int, float, complex, np.ndarray, np.generic)):
         return b.constant(leaf)
-    if hasattr(leaf, "__psc_escape__"):   # a `runtime.numpy_rules.masked.Masked`: says what it lacks
+    if hasattr(leaf, "__psc_escape__"):  # a `numpy_rules.masked.Masked`: says what it lacks
         leaf.__psc_escape__("returning it from the compiled function")
     raise PSCTypeError(f"result leaf {index} is a {type(leaf).__name__}, which is not an "
                        "array", hint="return arrays, numbers, or tuples/lists/dicts of them")

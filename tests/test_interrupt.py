@@ -135,7 +135,6 @@ def test_short_bounded_loops_run_on_the_calling_thread():
     assert long._interruptible
 
 
-
 def _nested_static_loops(x):
     for i in range(6):
         for j in range(4):
