@@ -498,8 +498,8 @@ def report(r: dict) -> str:
         " | ".join(f"{LABELS[s]} (ms)" for s in systems) + " | " +
         " | ".join(f"ours / {LABELS[s].split(' ')[0]}" for s in systems if s != "ours") +
         " | ours ns / iteration |" + (" Numba ns / iteration |" if "numba" in systems else ""),
-        "|---|---|---|---|" + "---|" * (2 * len(systems)) + ("---|" if "numba" in systems
-                                                              else ""),
+        "|---|---|---|---|" + "---|" * (2 * len(systems))
+        + ("---|" if "numba" in systems else ""),
     ]
     for row in r["rows"]:
         per_iter = {s: row["steady_s"][s] / row["iterations"] * 1e9
@@ -526,10 +526,10 @@ def report(r: dict) -> str:
                      " | ".join(_cell(row, "first_s", s, 1e3, ".0f") for s in compiled) +
                      " | " + " | ".join(_ratio(row, "first_s", "ours", s)
                                         for s in compiled if s != "ours") + " |")
+    costs = ", ".join(f"{LABELS[s]} {r['call_s'][s] * 1e6:.1f} µs" for s in systems)
     lines += ["", "Cost of one call when the loop is almost nothing (`max_drawdown` of 8 "
-              "prices; ours hands a program with a loop to a worker thread, so Ctrl-C can "
-              "stop it): " + ", ".join(f"{LABELS[s]} {r['call_s'][s] * 1e6:.1f} µs"
-                                       for s in systems) + "."]
+              "prices; a loop this short runs on the calling thread, where an unbounded or long "
+              f"one would be handed to a worker thread so that Ctrl-C can stop it): {costs}."]
     refusals = [(row["name"], system, why) for row in r["rows"]
                 for system, why in row["refused"].items()]
     for name, system, why in refusals:
