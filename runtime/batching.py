@@ -10,6 +10,7 @@ not run in a Python loop.
 from __future__ import annotations
 
 from .autodiff.trace import replay
+from .axes import binds_batching_axis
 from .errors import PSCUnsupportedCallError
 from .primitive import lookup
 
@@ -28,7 +29,7 @@ def batch_region(b, region, operands, dims):
 def batch_op(b, op, env) -> None:
     values = [env[v][0] for v in op.operands]
     dims = [env[v][1] for v in op.operands]
-    if all(d is None for d in dims):
+    if all(d is None for d in dims) and not binds_batching_axis(op):
         results, out_dims = replay(b, op, values), [None] * len(op.results)
     else:
         rule = lookup(op.name).batching
