@@ -69,6 +69,22 @@ def iterated_map_reduce(map_fn, update_fn, init, data, num_iters, *, reduce="sum
         raise
 
 
+def _lower(map_fn, update_fn, init, data, num_iters, *, reduce="sum", devices=None) -> str:
+    """The StableHLO text of the program `iterated_map_reduce` runs for these arguments."""
+    return _program(map_fn, update_fn, init, data, num_iters, reduce,
+                    devices)[0].executable.stablehlo
+
+
+def _compile(map_fn, update_fn, init, data, num_iters, *, reduce="sum", devices=None):
+    """The `runtime.replicated.ReplicatedExecutable` `iterated_map_reduce` runs for these
+    arguments (``as_hlo_text()``: the HLO XLA compiled)."""
+    return _program(map_fn, update_fn, init, data, num_iters, reduce, devices)[0].executable
+
+
+iterated_map_reduce.lower = _lower
+iterated_map_reduce.compile = _compile
+
+
 class _Program:
     def __init__(self, executable, out_treedef):
         self.executable = executable
