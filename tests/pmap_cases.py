@@ -7,8 +7,6 @@ a plain-NumPy statement of the program over all slices at once (programs with th
 """
 from __future__ import annotations
 
-
-
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -276,6 +274,3 @@ def test_mapping_a_scalar_is_refused():
     with pytest.raises(PSCValueError, match="cannot be mapped along axis 0"):
         pmap(lambda x, s: x * s)(X, 2.0)
     assert_same(pmap(lambda x, s: x * s, in_axes=(0, None))(X, 2.0), X * 2.0)
-
-
-
