@@ -24,6 +24,9 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 from jaxlib import _jax
 
 from . import lowering
+from .builder import Builder
+from .check_threading import thread_checks
+from .checks import raise_first_failure
 from .client import _compile_or_raise, lowering_platform, runtime_error
 from .errors import PSCUnsupportedCallError, PSCValueError
 from .ir import Computation
@@ -80,6 +83,9 @@ def compile_replicated(computation: Computation, devices, in_placements, out_pla
     devices[i])."""
     devices = list(devices)
     client = devices[0].client
+    sites = _thread_checks(computation)
+    if sites is not None:   # each replica's failure code, stacked
+        out_placements = [*out_placements, Placement((len(devices),), np.dtype(np.int32), 0)]
     text = stablehlo(computation, client, len(devices))
     if computation.host_callbacks:
         raise PSCUnsupportedCallError(f"{computation.name}: debug_print inside pmap is not "
@@ -93,15 +99,28 @@ def compile_replicated(computation: Computation, devices, in_placements, out_pla
     loaded = _compile_or_raise(computation, lambda: client.compile_and_load(
         text, _jax.DeviceList(tuple(devices)), options))
     return ReplicatedExecutable(computation, loaded, devices, text, in_placements,
-                                out_placements)
+                                out_placements, sites)
+
+
+def _thread_checks(computation: Computation):
+    """The guards of ``computation`` (`runtime.check_threading`) as one more output: each
+    replica's failure code, as a one-element array (stacked over the replicas); the site
+    table, or None where there are no guards."""
+    sites = thread_checks(computation)
+    if sites is not None:
+        root = computation.region
+        root.outputs[-1] = Builder.resume(root).reshape(root.outputs[-1], (1,))
+    return sites
 
 
 class ReplicatedExecutable:
     """A program compiled for N replicas; call it with one global array per parameter
     (the computation's large constants are passed to every replica by it)."""
 
-    def __init__(self, computation, loaded, devices, text, in_placements, out_placements):
+    def __init__(self, computation, loaded, devices, text, in_placements, out_placements,
+                 check_sites=None):
         self.computation = computation
+        self.check_sites = check_sites
         self.loaded = loaded
         self.devices = devices
         self.stablehlo = text
@@ -147,6 +166,10 @@ class ReplicatedExecutable:
                 result.block_until_ready()
         except _jax.JaxRuntimeError as err:
             raise runtime_error(self.computation.name, err) from None
+        if self.check_sites is not None:   # the first replica's failure that happened
+            codes = np.asarray(results.pop())
+            failed = codes[codes != 0]
+            raise_first_failure(self.check_sites, failed[0] if failed.size else 0)
         return results
 
     def as_hlo_text(self) -> str:

@@ -274,3 +274,14 @@ def test_mapping_a_scalar_is_refused():
     with pytest.raises(PSCValueError, match="cannot be mapped along axis 0"):
         pmap(lambda x, s: x * s)(X, 2.0)
     assert_same(pmap(lambda x, s: x * s, in_axes=(0, None))(X, 2.0), X * 2.0)
+
+
+def window(x, start):
+    return x[start:start + 3]
+
+
+def test_a_guard_that_fails_on_one_device_raises():
+    starts = np.array([0, 1, 2, 0, 1, 2, 0, 1])
+    assert_same(pmap(window)(X, starts), np.stack([x[s:s + 3] for x, s in zip(X, starts)]))
+    with pytest.raises(T.PSCRuntimeIndexError):
+        pmap(window)(X, np.array([0, 1, 2, 3, 0, 1, 2, 0]))
