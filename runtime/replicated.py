@@ -127,9 +127,12 @@ class ReplicatedExecutable:
         self.mesh = Mesh(np.array(devices, dtype=object), (_AXIS,))
         self.in_placements = list(in_placements)
         self.out_placements = list(out_placements)
+        self._device_list = list(devices)
         constants = [Placement(c.shape, c.dtype, None) for c in computation.constants]
-        self._const_arrays = [self._put(c, p) for c, p in
+        self._const_arrays = [self._put(c, p, self._layout(p)) for c, p in
                               zip(computation.constants, constants)]
+        # (per parameter: its abstract value and sharding, made once, not per call)
+        self._in_layouts = [self._layout(p) for p in self.in_placements]
         self._handlers = [
             _jax.array_result_handler(
                 core.ShapedArray(p.shape, p.dtype, weak_type=p.weak), self._sharding(p),
@@ -142,23 +145,30 @@ class ReplicatedExecutable:
         return NamedSharding(self.mesh,
                              PartitionSpec(*([None] * placement.dimension), _AXIS))
 
-    def _put(self, value, placement: Placement):
+    def _layout(self, placement: Placement):
+        return core.ShapedArray(placement.shape, placement.dtype), self._sharding(placement)
+
+    def _put(self, value, placement: Placement, layout):
         array = np.asarray(value, dtype=placement.dtype)
         if not array.dtype.isnative:
             array = array.astype(array.dtype.newbyteorder("="))
+        n = len(self._device_list)
         if placement.dimension is None:
-            parts = [array] * len(self.devices)
-        else:
-            parts = np.split(array, len(self.devices), axis=placement.dimension)
+            parts = [array] * n
+        else:   # n equal parts along the dimension (views; contiguous copies if needed)
+            step = array.shape[placement.dimension] // n
+            lead = (slice(None),) * placement.dimension
+            parts = [array[lead + (slice(k * step, (k + 1) * step),)] for k in range(n)]
         parts = [np.ascontiguousarray(part) for part in parts]
-        return _jax.batched_device_put(
-            core.ShapedArray(array.shape, array.dtype), self._sharding(placement), parts,
-            list(self.devices), True, False, _jax.HostBufferSemantics.ZERO_COPY, True)
+        aval, sharding = layout
+        return _jax.batched_device_put(aval, sharding, parts, self._device_list, True, False,
+                                       _jax.HostBufferSemantics.ZERO_COPY, True)
 
     def __call__(self, *args) -> list:
         """The outputs as jax arrays laid out as `out_placements` say (``np.asarray``
         of one gives the global NumPy array)."""
-        arrays = [self._put(arg, p) for arg, p in zip(args, self.in_placements)]
+        arrays = [self._put(arg, p, layout) for arg, p, layout in
+                  zip(args, self.in_placements, self._in_layouts)]
         try:
             outputs = self.loaded.execute_sharded(self._const_arrays + arrays)
             results = outputs.consume_with_handlers(self._handlers)

@@ -19,6 +19,8 @@ module                primitives
                       ``select_and_gather_add``, ``select_and_scatter_add``
 ``fft``               ``fft`` (StableHLO's FFT: FFT, IFFT, RFFT, IRFFT)
 ``custom_derivatives`` ``custom_jvp_call``, ``custom_vjp_call``, ``stop_gradient``
+``collectives``        ``psum``, ``pmax``, ``pmin``, ``all_gather``, ``psum_scatter``,
+                      ``ppermute``, ``all_to_all``, ``axis_index``
 ====================  ==========================================================
 
 Each module declares, for each of its primitives, the operand check and result type, the
