@@ -5,8 +5,8 @@ dimension its lanes run along (``None``: the same for every lane).  An op none o
 operands is batched is replayed as it is (but a collective over the axis being batched,
 `runtime.axes.binds_batching_axis`: its result depends on the lanes); any other goes
 through its primitive's ``batching`` rule (`runtime.primitive`), which returns the
-batched results and their batch dimensions.  This is the mechanism of JAX's ``vmap``: the program is transformed,
-not run in a Python loop.
+batched results and their batch dimensions.  This is the mechanism of JAX's ``vmap``: the
+program is transformed, not run in a Python loop.
 """
 from __future__ import annotations
 
