@@ -7,6 +7,10 @@ a plain-NumPy statement of the program over all slices at once (programs with th
 """
 from __future__ import annotations
 
+import pathlib
+import re
+import runpy
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -285,3 +289,20 @@ def test_a_guard_that_fails_on_one_device_raises():
     assert_same(pmap(window)(X, starts), np.stack([x[s:s + 3] for x, s in zip(X, starts)]))
     with pytest.raises(T.PSCRuntimeIndexError):
         pmap(window)(X, np.array([0, 1, 2, 3, 0, 1, 2, 0]))
+
+
+def test_the_readmes_data_parallel_step(tmp_path):
+    """The README's example ("`pmap` and collectives") against the full-batch NumPy step."""
+    readme = (pathlib.Path(__file__).resolve().parents[1] / "README.md").read_text()
+    section = readme[readme.index("### `pmap` and collectives"):]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    xs = RNG.normal(size=(N, 6, 3))
+    ys = (RNG.random((N, 6)) > 0.5).astype(np.float64)
+    w = np.array([0.1, -0.2, 0.3])
+    x, y = xs.reshape(-1, 3), ys.reshape(-1)
+    p = 1.0 / (1.0 + np.exp(-(x @ w)))
+    expected = w - 0.1 * (x.T @ (p - y))
+    script = tmp_path / "readme_pmap_step.py"   # (a file: jit_ps reads functions' source)
+    script.write_text("import functools\nimport numpy as np\n" + code)
+    namespace = runpy.run_path(str(script), init_globals={"w": w, "xs": xs, "ys": ys})
+    assert_same(namespace["w"], expected, rtol=1e-10)

@@ -11,7 +11,7 @@ import collective_cases
 import transpiler as T
 from conftest import assert_same
 from eight_devices import case_names, check_outcome, child_outcomes
-from transpiler import PSCNameError, PSCUnsupportedCallError, jit_ps, vmap
+from transpiler import PSCNameError, PSCUnsupportedCallError, jit_ps, lax, vmap
 
 CASES = case_names(collective_cases)
 
@@ -67,3 +67,13 @@ def test_vmap_psum_of_an_unbatched_value_is_size_times_it():
     got = vmap(lambda x, y: T.psum(y, "i") + 0 * x, in_axes=(0, None), axis_name="i")(
         np.zeros(4), np.float64(2.5))
     assert_same(got, np.full(4, 10.0))
+
+
+def through_lax(x):
+    return lax.psum(x, "i") - lax.pmax(x, "i") + lax.axis_index("i")
+
+
+def test_the_collectives_of_transpiler_lax_in_transpiled_code():
+    X = np.random.default_rng(1).normal(size=(4, 3))
+    got = vmap(through_lax, axis_name="i")(X)
+    assert_same(got, X.sum(0) - X.max(0) + np.arange(4.0)[:, None])
