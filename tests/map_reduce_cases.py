@@ -155,3 +155,21 @@ def test_mistakes_are_psc_errors():
         return iterated_map_reduce(logistic_gradient, descend, x, (FEATURES, LABELS), 2)
     with pytest.raises(PSCUnsupportedCallError, match="call it from plain Python|plain Python"):
         inside(np.zeros(3))
+
+
+def halvings(state, shard):   # a loop whose trip count differs between devices
+    count = 0
+    x = np.abs(shard).max() * state
+    while x > 0.01:
+        x = x * 0.5
+        count += 1
+    return count
+
+
+def test_control_flow_inside_the_map():
+    data = RNG.normal(size=(32,)) * np.repeat(np.arange(1.0, 9.0), 4)
+    for reduce in ("sum", "max"):
+        got = iterated_map_reduce(halvings, lambda s, c: s * 0.5 + c * 0.01, 1.0, data,
+                                  np.int64(3), reduce=reduce)
+        want = reference_of(halvings, lambda s, c: s * 0.5 + c * 0.01, 1.0, data, 3, reduce)
+        assert_same(got, want)

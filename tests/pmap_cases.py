@@ -306,3 +306,27 @@ def test_the_readmes_data_parallel_step(tmp_path):
     script.write_text("import functools\nimport numpy as np\n" + code)
     namespace = runpy.run_path(str(script), init_globals={"w": w, "xs": xs, "ys": ys})
     assert_same(namespace["w"], expected, rtol=1e-10)
+
+
+def test_pmap_of_pmap_maps_the_inner_axis_on_each_device():
+    data = RNG.normal(size=(N, 3, 2))
+    inner = pmap(lambda x: x - T.pmean(x, "j"), "j")
+    got = pmap(lambda x: inner(x) * T.psum(1, "i"), "i")(data)
+    assert_same(got, (data - data.mean(1, keepdims=True)) * N)
+
+
+def test_axes_as_pytree_prefixes():
+    params = {"scale": RNG.normal(size=(N,)), "table": RNG.normal(size=(4, 2))}
+    got = pmap(lambda p: ({"a": p["table"] * p["scale"]}, p["scale"]),
+               in_axes=({"scale": 0, "table": None},), out_axes=({"a": 1}, 0))(params)
+    assert_same(got[0]["a"], np.stack([params["table"] * s for s in params["scale"]], axis=1))
+    assert_same(got[1], params["scale"])
+
+
+def test_axes_mistakes_are_psc_errors():
+    with pytest.raises(PSCValueError, match="in_axes has 1 entries but 2"):
+        pmap(lambda x, y: x, in_axes=(0,))(X, X)
+    with pytest.raises(T.PSCTypeError, match="positionally"):
+        pmap(lambda x: x)(x=X)
+    with pytest.raises(PSCValueError, match="not a tree prefix"):
+        pmap(lambda p: p["a"], in_axes=({"b": 0},))({"a": X})
