@@ -41,7 +41,8 @@ _axis_names = threading.local()   # the axis names of the vmaps being traced, in
 
 def active_axis_names() -> tuple:
     """The ``axis_name``s of the vmaps whose functions are being traced now (outermost
-    first; None for an unnamed one), for collectives to look theirs up."""
+    first; None for an unnamed one).  Collectives look their axis up in `runtime.axes`,
+    where a named vmap also binds its size."""
     return tuple(getattr(_axis_names, "stack", ()))
 
 
