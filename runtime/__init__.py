@@ -65,3 +65,9 @@ __all__ += ["custom_jvp", "custom_vjp", "stop_gradient"]   # issue 12: custom de
 
 from .inplace import inplace_numpy  # noqa: E402  (issue 13: np.put & co as statements)
 __all__ += ["inplace_numpy"]   # issue 13: np.put & co as statements
+from .collectives import (all_gather, all_to_all, axis_index, pmax, pmean,  # noqa: E402
+                          pmin, ppermute, psum, psum_scatter)
+from .pmap import pmap  # noqa: E402
+from .map_reduce import iterated_map_reduce  # noqa: E402
+__all__ += ["all_gather", "all_to_all", "axis_index", "pmax", "pmean", "pmin",  # issue 14:
+            "ppermute", "psum", "psum_scatter", "pmap", "iterated_map_reduce"]  # pmap

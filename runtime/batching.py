@@ -2,14 +2,16 @@
 
 `batch_region` replays a region's ops on batched operands: each value carries the
 dimension its lanes run along (``None``: the same for every lane).  An op none of whose
-operands is batched is replayed as it is; any other goes through its primitive's
-``batching`` rule (`runtime.primitive`), which returns the batched results and their
-batch dimensions.  This is the mechanism of JAX's ``vmap``: the program is transformed,
-not run in a Python loop.
+operands is batched is replayed as it is (but a collective over the axis being batched,
+`runtime.axes.binds_batching_axis`: its result depends on the lanes); any other goes
+through its primitive's ``batching`` rule (`runtime.primitive`), which returns the
+batched results and their batch dimensions.  This is the mechanism of JAX's ``vmap``: the
+program is transformed, not run in a Python loop.
 """
 from __future__ import annotations
 
 from .autodiff.trace import replay
+from .axes import binds_batching_axis
 from .errors import PSCUnsupportedCallError
 from .primitive import lookup
 
@@ -28,7 +30,7 @@ def batch_region(b, region, operands, dims):
 def batch_op(b, op, env) -> None:
     values = [env[v][0] for v in op.operands]
     dims = [env[v][1] for v in op.operands]
-    if all(d is None for d in dims):
+    if all(d is None for d in dims) and not binds_batching_axis(op):
         results, out_dims = replay(b, op, values), [None] * len(op.results)
     else:
         rule = lookup(op.name).batching

@@ -159,3 +159,10 @@ __all__ += ["dot_general", "dynamic_slice", "dynamic_update_slice", "pad", "sele
 # --- issue 12: stop_gradient ---
 from .autodiff.custom import stop_gradient  # noqa: E402
 __all__ += ["stop_gradient"]
+
+
+# --- issue 14: collectives over a pmap's or a named vmap's axis ---
+from .collectives import (all_gather, all_to_all, axis_index, pmax, pmean,  # noqa: E402
+                          pmin, ppermute, psum, psum_scatter)
+__all__ += ["psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "ppermute",
+            "all_to_all", "axis_index"]

@@ -42,3 +42,10 @@ RUNTIME_EQUIVALENTS = {"transpiler": "runtime", "transpiler.api": "runtime",
                        # the jax-named namespaces (issues 12, 15): runtime modules
                        "transpiler.lax": "runtime.lax", "transpiler.random": "runtime.random",
                        "transpiler.nn": "runtime.nn"}
+
+# `runtime.pmap`, `runtime.collectives`, `runtime.map_reduce` (issue 14): the parallel map,
+# the collectives over its (or a named vmap's) axis, and the iterated map-reduce.
+COLLECTIVES = frozenset({"psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter",
+                         "ppermute", "all_to_all", "axis_index"})
+DISTRIBUTED = frozenset({"pmap", "iterated_map_reduce"}) | COLLECTIVES
+PRIMITIVES = PRIMITIVES | DISTRIBUTED

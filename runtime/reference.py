@@ -107,3 +107,47 @@ def check_scan_unroll(unroll, location=None) -> None:
         return
     raise PSCValueError(f"scan's unroll must be a bool or a positive int, got {unroll!r}",
                         location, "unroll=1 (the default) or True")
+
+
+# --- issue 14: iterated_map_reduce ---
+
+def iterated_map_reduce(map_fn, update_fn, init, data, num_iters, *, reduce="sum",
+                        num_shards=1):
+    """The meaning of `runtime.map_reduce.iterated_map_reduce` on ``num_shards`` devices:
+    ``data``'s leaves split along their leading axis into ``num_shards`` equal shards;
+    ``num_iters`` times, the partial results ``map_fn(state, shard)`` of the shards (in
+    order) are combined with ``reduce`` — ``"sum"``, ``"mean"``, ``"max"``, ``"min"`` leaf
+    by leaf, or a binary function folded left over the shards' pytrees — and ``state =
+    update_fn(state, combined)``."""
+    leaves, treedef = tree_util.tree_flatten(data)
+    for k, leaf in enumerate(leaves):
+        length = np.shape(leaf)[0] if np.ndim(leaf) else None
+        if length is None or length % num_shards:
+            raise PSCValueError(f"iterated_map_reduce: data leaf {k} (shape "
+                                f"{np.shape(leaf)}) does not split evenly into "
+                                f"{num_shards} shards along its leading axis")
+    parts = [np.split(np.asarray(leaf), num_shards) for leaf in leaves]
+    shards = [tree_util.tree_unflatten(treedef, [p[k] for p in parts])
+              for k in range(num_shards)]
+    state = init
+    for _ in range(int(num_iters)):
+        state = update_fn(state, _combined([map_fn(state, s) for s in shards], reduce))
+    return state
+
+
+_LEAFWISE = {"sum": np.add, "mean": np.add, "max": np.maximum, "min": np.minimum}
+
+
+def _combined(partials, reduce):
+    if isinstance(reduce, str):
+        combine = _LEAFWISE[reduce]
+        total = partials[0]
+        for partial in partials[1:]:
+            total = tree_util.tree_map(combine, total, partial)
+        if reduce == "mean":
+            total = tree_util.tree_map(lambda t: t / len(partials), total)
+        return total
+    total = partials[0]
+    for partial in partials[1:]:
+        total = reduce(total, partial)
+    return total

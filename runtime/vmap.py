@@ -28,6 +28,7 @@ import numpy as np
 from jax import tree_util
 
 from .autodiff.api import _lift, _primitive, _staged
+from .axes import batching_axis, bind_axis
 from .batching import batch_region
 from .calls import transpiled
 from .context import building, current_builder, has_builder
@@ -40,7 +41,8 @@ _axis_names = threading.local()   # the axis names of the vmaps being traced, in
 
 def active_axis_names() -> tuple:
     """The ``axis_name``s of the vmaps whose functions are being traced now (outermost
-    first; None for an unnamed one), for collectives to look theirs up."""
+    first; None for an unnamed one).  Collectives look their axis up in `runtime.axes`,
+    where a named vmap also binds its size."""
     return tuple(getattr(_axis_names, "stack", ()))
 
 
@@ -174,9 +176,10 @@ def _vmap_transform(fun, spec, args, kwargs):
         call_kwargs = {k: _rebuild(slot, it) for k, slot in kw_slots.items()}
         return transpiled(fun)(*call_args, **call_kwargs)
 
-    region, outputs, out_tree = _trace_lane(b, per_lane_fun, per_lane, spec.axis_name)
-    values, dims = batch_region(b, region, [leaf for leaf, _, _ in mapped],
-                                [axis for _, axis, _ in mapped])
+    region, outputs, out_tree = _trace_lane(b, per_lane_fun, per_lane, spec.axis_name, size)
+    with batching_axis(spec.axis_name):   # collectives over it act on the batch dimension
+        values, dims = batch_region(b, region, [leaf for leaf, _, _ in mapped],
+                                    [axis for _, axis, _ in mapped])
     batched = iter(zip(values, dims))
     out_leaves = [next(batched) if isinstance(v, Value) else (v, None) for v in outputs]
     out_axes = _output_axes(b, spec.out_axes, out_tree, len(out_leaves))
@@ -294,7 +297,7 @@ def _rebuild(slot, lane_values):
                                               for is_mapped, leaf in leaves])
 
 
-def _trace_lane(b, fn, specs, axis_name):
+def _trace_lane(b, fn, specs, axis_name, size):
     """``fn`` run on one lane's parameters in a child region: (the region, the output
     leaves — region outputs or static values — and the output treedef)."""
     sub = b.child("vmapped")
@@ -302,7 +305,7 @@ def _trace_lane(b, fn, specs, axis_name):
     stack = _axis_names.__dict__.setdefault("stack", [])
     stack.append(axis_name)
     try:
-        with building(sub):
+        with building(sub), bind_axis(axis_name, size, "lanes"):
             out = fn(*params)
     finally:
         stack.pop()

@@ -526,3 +526,27 @@ case("unary_popcnt", integers((2, 3), -100, 100), primitives=("popcnt",))(
 case("polygamma", uniform((2, 3), 0.5, 3.0), primitives=("polygamma",))(
     lambda b, x: [b.polygamma(b.broadcast_in_dim(b.constant(np.float64(n)), x.shape, ()), x)
                   for n in (1.0, 2.0)])
+# --- issue 14: collectives ----------------------------------------------------------------------
+# Over an axis of one member (one replica: the program compiles for one device): each is the
+# identity or a reshape of it, which exercises every rule's plumbing; their meaning over 8
+# devices is tests/collective_cases.py's.
+
+
+def _collective(b, name, x, **attrs):
+    from runtime.primitives.collectives import collective
+    return collective(b, name, x, "i", 1, **attrs)
+
+
+@case("collectives_one_member", uniform((2, 3)),
+      primitives=("psum", "pmax", "pmin", "all_gather", "psum_scatter", "ppermute",
+                  "all_to_all", "axis_index"))
+def _collectives(b, x):
+    index = b.convert(_collective(b, "axis_index", None), x.dtype)
+    shifted = b.add(x, b.broadcast_in_dim(index, x.shape, ()))
+    return [_collective(b, "psum", b.mul(shifted, x)), _collective(b, "pmax", b.sin(x)),
+            _collective(b, "pmin", b.cos(x)),
+            _collective(b, "all_gather", b.mul(x, x), dimension=1),
+            _collective(b, "psum_scatter", b.exp(x), dimension=0),
+            _collective(b, "ppermute", b.tanh(x), pairs=((0, 0),)),
+            _collective(b, "all_to_all", b.mul(x, shifted), split_dimension=1,
+                        concat_dimension=0)]

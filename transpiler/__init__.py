@@ -56,3 +56,7 @@ __all__ += ["device_put", "devices", "local_devices"]
 from .caches import cache_clear, cache_info   # issue 16: the persistent cache
 from runtime import PSCCacheWarning
 __all__ += ["PSCCacheWarning", "cache_clear", "cache_info"]
+from runtime import (all_gather, all_to_all, axis_index, iterated_map_reduce,  # issue 14:
+                     pmap, pmax, pmean, pmin, ppermute, psum, psum_scatter)  # pmap & co
+__all__ += ["all_gather", "all_to_all", "axis_index", "iterated_map_reduce", "pmap", "pmax",
+            "pmean", "pmin", "ppermute", "psum", "psum_scatter"]

@@ -19,6 +19,8 @@ module                primitives
                       ``select_and_gather_add``, ``select_and_scatter_add``
 ``fft``               ``fft`` (StableHLO's FFT: FFT, IFFT, RFFT, IRFFT)
 ``custom_derivatives`` ``custom_jvp_call``, ``custom_vjp_call``, ``stop_gradient``
+``collectives``        ``psum``, ``pmax``, ``pmin``, ``all_gather``, ``psum_scatter``,
+                      ``ppermute``, ``all_to_all``, ``axis_index``
 ====================  ==========================================================
 
 Each module declares, for each of its primitives, the operand check and result type, the
@@ -35,3 +37,4 @@ from . import svd  # noqa: E402,F401  (issue 13: the SVD family)
 from . import decompositions  # noqa: E402,F401  (issue 13: qr, eigh, eig; lu's derivatives)
 from . import complex_parts  # noqa: F401,E402  (issue 13: real, imag, complex, conj)
 from . import linalg_gpu  # noqa: E402,F401  (GPU lowerings of the linalg family, by platform)
+from . import collectives  # noqa: E402,F401  (issue 14: psum & co over pmap/vmap axes)
