@@ -65,3 +65,5 @@ __all__ += ["custom_jvp", "custom_vjp", "stop_gradient"]   # issue 12: custom de
 
 from .inplace import inplace_numpy  # noqa: E402  (issue 13: np.put & co as statements)
 __all__ += ["inplace_numpy"]   # issue 13: np.put & co as statements
+from .spmd import with_sharding_constraint  # noqa: E402  (issue 14: SPMD shardings)
+__all__ += ["with_sharding_constraint"]

@@ -38,7 +38,9 @@ from jaxlib import _hlo, _jax
 
 from . import lowering, staging
 from .client import Executable, compile_partitioned, lowering_platform
+from .context import current_builder, has_builder
 from .errors import PSCTypeError, PSCUnsupportedCallError, PSCValueError
+from .ir import Value
 
 _ArrayImpl = _jax.ArrayImpl
 _MESH_NAME = "mesh"
@@ -394,3 +396,29 @@ def put(value, sharding: NamedSharding, dtype=None):
 
 __all__ = ["ShardingsSpec", "SpmdLayout", "SpmdExecutable", "SpmdLowering", "shardings_spec",
            "single_device", "call_layout", "check_fits", "compile", "put", "is_sharded"]
+
+
+# --- with_sharding_constraint ------------------------------------------------------------
+
+def with_sharding_constraint(x, shardings):
+    """``x`` (a pytree), constrained to be laid out as ``shardings`` (one ``NamedSharding``
+    for every leaf, or a pytree prefix of ``x``), as ``jax.lax.with_sharding_constraint``:
+    in a partitioned program it tells XLA's partitioner where to split; its values are
+    ``x``'s.  Outside a program, the arrays are put with those shardings."""
+    spec = shardings_spec(shardings, "with_sharding_constraint")
+    leaves, treedef = jax_tree_util.tree_flatten(x)
+    wanted = spec.broadcast(x, "with_sharding_constraint")
+    for s in wanted:
+        if not isinstance(s, NamedSharding):
+            raise PSCTypeError("with_sharding_constraint: expected NamedSharding objects, "
+                               f"got {s}", hint=_NAMED_HINT)
+    if not has_builder():
+        return treedef.unflatten([put(leaf, s, getattr(leaf, "dtype", None))
+                                  for leaf, s in zip(leaves, wanted)])
+    b = current_builder()
+    return treedef.unflatten([
+        b.emit("sharding_constraint", [leaf], sharding=s)[0] if isinstance(leaf, Value)
+        else leaf for leaf, s in zip(leaves, wanted)])
+
+
+with_sharding_constraint.__psc_primitive__ = True

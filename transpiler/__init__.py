@@ -56,3 +56,5 @@ __all__ += ["device_put", "devices", "local_devices"]
 from .caches import cache_clear, cache_info   # issue 16: the persistent cache
 from runtime import PSCCacheWarning
 __all__ += ["PSCCacheWarning", "cache_clear", "cache_info"]
+from runtime import with_sharding_constraint   # issue 14: SPMD shardings
+__all__ += ["with_sharding_constraint"]
