@@ -356,8 +356,9 @@ def compile(computation, layout: SpmdLayout, out_treedef) -> SpmdExecutable:
                                       hint="return the value instead")
     loaded = compile_partitioned(computation, client, text, layout.devices,
                                  [s is UNSPECIFIED for s in wanted], layout.shardy)
-    chosen = loaded.get_output_shardings()
-    out_shardings = [s if s is not UNSPECIFIED else _named(chosen[i], layout.mesh)
+    chosen = loaded.get_output_shardings()   # (None for a one-device program)
+    out_shardings = [s if s is not UNSPECIFIED else
+                     layout.replicated() if chosen is None else _named(chosen[i], layout.mesh)
                      for i, s in enumerate(wanted)]
     return SpmdExecutable(computation, loaded, client, layout, wanted, out_shardings)
 

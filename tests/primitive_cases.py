@@ -526,3 +526,17 @@ case("unary_popcnt", integers((2, 3), -100, 100), primitives=("popcnt",))(
 case("polygamma", uniform((2, 3), 0.5, 3.0), primitives=("polygamma",))(
     lambda b, x: [b.polygamma(b.broadcast_in_dim(b.constant(np.float64(n)), x.shape, ()), x)
                   for n in (1.0, 2.0)])
+
+# --- issue 14: sharding_constraint (SPMD; on a one-device mesh the identity) -------------
+
+
+def _one_device_sharding():
+    import jax   # noqa: PLC0415 (the client starts only when a case runs)
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec
+    return NamedSharding(Mesh(np.array(jax.devices()[:1]), ("x",)), PartitionSpec("x"))
+
+
+@case("sharding_constraint", uniform((2, 3)), primitives=("sharding_constraint",))
+def _sharding_constraint(b, x):
+    y = b.emit("sharding_constraint", [b.sin(x)], sharding=_one_device_sharding())[0]
+    return b.mul(y, x)
