@@ -96,7 +96,9 @@ def test_model_parallel_weights_sharded(mesh2, partitioner):
     rng = np.random.default_rng(1)
     w1, w2 = rng.standard_normal((8, 16)), rng.standard_normal((16, 4))
     x = rng.standard_normal((12, 8))
-    shard = lambda *spec: NamedSharding(mesh2, P(*spec))   # noqa: E731
+
+    def shard(*spec):
+        return NamedSharding(mesh2, P(*spec))
     f = jit_ps(mlp, in_shardings=(shard(None, "model"), shard("model", None),
                                   shard("data", None)),
                out_shardings=shard("data", "model"))
@@ -199,8 +201,8 @@ def test_signatures_key_the_shardings(mesh2):
     assert f.cache_info().misses == 1 and f.cache_info().hits == 1
     assert g(x).sharding == NamedSharding(mesh2, P("model"))
     h = jit_ps(lambda x: x * 2.0)   # the arguments' shardings key the signature
-    h(device_put(x, NamedSharding(mesh2, P("data")))), h(device_put(x, NamedSharding(mesh2,
-                                                                                        P())))
+    h(device_put(x, NamedSharding(mesh2, P("data"))))
+    h(device_put(x, NamedSharding(mesh2, P())))
     assert h.cache_info().misses == 2
 
 
