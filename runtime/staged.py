@@ -267,7 +267,7 @@ class StagedFunction:
         return write_back(self.name, updates, bound.arguments, traced)
 
     def _dispatch(self, args, kwargs):
-        if self._spmd or self._checks or (self._checks is None and _CHECK_SETTINGS.kinds):
+        if self._checks or (self._checks is None and _CHECK_SETTINGS.kinds):
             return self._run(args, kwargs)[0]   # checked calls read the failure code
         if not _plain_arguments(args, kwargs):
             if self._stages_inputs():   # large NumPy arrays: aligned copies, used in place
@@ -367,7 +367,7 @@ class StagedFunction:
         than our parameters (keyword arguments, defaults), would squash 64-bit types, or
         must not run the program without waiting for it (`CHECKED_RUN_BYTES`)."""
         if (not self._fast_path or not _X64.value or compiled.checked_run
-                or compiled.check_sites is not None or compiled.executable.device is None):
+                or compiled.check_sites is not None):
             return None
         _, cpp_leaves = _jax.jax_jit.parse_arguments(
             args, tuple(kwargs.values()), tuple(kwargs), self.static_argnums,
@@ -376,13 +376,17 @@ class StagedFunction:
                                                  zip(cpp_leaves, leaves)):
             return None
         executable = compiled.executable
-        sharding, out_avals = executable.sharding, executable.out_shaped_arrays
+        out_avals = executable.out_shaped_arrays
         n, m = len(compiled.const_buffers) + len(leaves), len(out_avals)
+        if executable.device is None:   # SPMD: a sharding per parameter and per result
+            in_shardings, out_shardings = executable.param_shardings, executable.out_shardings
+        else:
+            in_shardings, out_shardings = [executable.sharding] * n, [executable.sharding] * m
         # As jax does for closed-over constants: they come first, passed by the C++ side.
         # (The C++ side keys calls by their arguments' devices and commitment too, so
         # this entry serves only calls placed as this one was.)
-        return _FastPathData(executable.loaded, compiled.out_treedef, [sharding] * n,
-                             [sharding] * m, out_avals, [committed] * m, [True] * n,
+        return _FastPathData(executable.loaded, compiled.out_treedef, list(in_shardings),
+                             list(out_shardings), out_avals, [committed] * m, [True] * n,
                              [None] * n, list(compiled.const_buffers))
 
     @staticmethod
@@ -390,6 +394,8 @@ class StagedFunction:
         """Called by the C++ side for leaves it cannot move itself."""
         dtype = getattr(value, "dtype", None)
         array = np.asarray(value, dtype=dtype)
+        if len(sharding.device_set) > 1:   # SPMD: cut into the shards of this process
+            return spmd.put(array, sharding, array.dtype)
         device = next(iter(sharding.device_set))
         return device_put(array, array.shape, array.dtype, device)
 
