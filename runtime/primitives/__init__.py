@@ -19,6 +19,7 @@ module                primitives
                       ``select_and_gather_add``, ``select_and_scatter_add``
 ``fft``               ``fft`` (StableHLO's FFT: FFT, IFFT, RFFT, IRFFT)
 ``custom_derivatives`` ``custom_jvp_call``, ``custom_vjp_call``, ``stop_gradient``
+``sharding``          ``sharding_constraint`` (SPMD: `runtime.spmd`)
 ====================  ==========================================================
 
 Each module declares, for each of its primitives, the operand check and result type, the
