@@ -65,8 +65,9 @@ class ShardingsSpec:
     treedef: Any
     leaves: tuple
 
-    def broadcast(self, full_tree, what: str) -> list:
-        """One leaf per leaf of ``full_tree`` (this tree is its prefix, as in jax.jit)."""
+    def broadcast(self, full_tree, what: str, of: str) -> list:
+        """One leaf per leaf of ``full_tree`` (this tree is its prefix, as in jax.jit);
+        ``what`` names the shardings and ``of`` what they are for, in errors."""
         prefix = self.treedef.unflatten(self.leaves)
         if self.treedef.num_nodes == 1 and self.treedef.num_leaves == 1:
             return list(self.leaves) * len(jax_tree_util.tree_leaves(full_tree))
@@ -75,9 +76,9 @@ class ShardingsSpec:
                 prefix, full_tree, is_leaf=lambda x: x is UNSPECIFIED)
         except ValueError as err:
             raise PSCValueError(
-                f"{what} does not match the structure of the {what.split('_')[0]}puts: "
-                f"{err}", hint="give one sharding per argument (a tuple), a pytree prefix "
-                "of them, or one sharding for all") from None
+                f"{what} does not match the structure of the {of}: {err}",
+                hint=f"give one sharding per {of[:-1]} (a tuple), a pytree prefix of "
+                     "them, or one sharding for all") from None
 
 
 def shardings_spec(value, what: str) -> ShardingsSpec | None:
@@ -142,8 +143,8 @@ def is_sharded(leaf) -> bool:
 def call_layout(in_spec, out_spec, traced, leaves, specs, describe) -> SpmdLayout:
     """The layout of a call with traced arguments ``traced`` (flattened: ``leaves``, whose
     `LeafSpec`s are ``specs``); ``describe(i)`` names leaf ``i`` in errors."""
-    wanted = (in_spec.broadcast(tuple(traced), "in_shardings") if in_spec is not None
-              else [UNSPECIFIED] * len(leaves))
+    wanted = [UNSPECIFIED] * len(leaves) if in_spec is None else \
+        in_spec.broadcast(tuple(traced), "in_shardings", "traced arguments")
     mesh = _common_mesh(in_spec, out_spec, leaves, describe)
     shardings = []
     for i, (sharding, leaf, spec) in enumerate(zip(wanted, leaves, specs)):
@@ -335,7 +336,7 @@ def requested_out_shardings(layout: SpmdLayout, computation, out_treedef) -> lis
     if layout.out_spec is None:
         return [UNSPECIFIED] * n_out + extra
     outputs = out_treedef.unflatten([0] * n_out)
-    wanted = layout.out_spec.broadcast(outputs, "out_shardings")
+    wanted = layout.out_spec.broadcast(outputs, "out_shardings", "results")
     return [s if s is UNSPECIFIED else on_mesh(s, layout.mesh, f"result {i}")
             for i, s in enumerate(wanted)] + extra
 
@@ -408,7 +409,7 @@ def with_sharding_constraint(x, shardings):
     ``x``'s.  Outside a program, the arrays are put with those shardings."""
     spec = shardings_spec(shardings, "with_sharding_constraint")
     leaves, treedef = jax_tree_util.tree_flatten(x)
-    wanted = spec.broadcast(x, "with_sharding_constraint")
+    wanted = spec.broadcast(x, "with_sharding_constraint", "operands")
     for s in wanted:
         if not isinstance(s, NamedSharding):
             raise PSCTypeError("with_sharding_constraint: expected NamedSharding objects, "

@@ -213,6 +213,35 @@ def test_single_device_shardings_place_the_call():
     assert set(out.devices()) == {d}
 
 
+BIG = np.linspace(0.0, 1.0, 1 << 18)   # 2 MiB: an executable argument, not program text
+
+
+def with_large_constant(x):
+    return BIG * x
+
+
+def test_large_constants_are_replicated_parameters(mesh1):
+    rows = NamedSharding(mesh1, P("batch"))
+    f = jit_ps(with_large_constant, in_shardings=rows, out_shardings=rows)
+    x = np.linspace(-1.0, 1.0, BIG.size)
+    assert_same(np.asarray(f(x)), BIG * x)
+    constants = f.compile(x).const_buffers
+    assert len(constants) == 1 and constants[0].sharding == NamedSharding(mesh1, P())
+
+
+def test_a_mesh_in_any_device_order(partitioner):
+    order = [jax.devices()[i] for i in (5, 2, 7, 0, 1, 6, 3, 4)]
+    mesh = Mesh(np.array(order).reshape(2, 4), ("a", "b"))
+    blocks = NamedSharding(mesh, P("a", "b"))
+    x = np.arange(64.0).reshape(8, 8)
+    out = jit_ps(lambda x: x * 2.0 + 1.0, in_shardings=blocks, out_shardings=blocks)(x)
+    assert_same(np.asarray(out), x * 2.0 + 1.0)
+    for shard in out.addressable_shards:   # each block on the device the mesh names
+        assert_same(np.asarray(shard.data), x[shard.index] * 2.0 + 1.0)
+    placed = {shard.device: shard.index for shard in out.addressable_shards}
+    assert placed == dict(blocks.devices_indices_map(x.shape))
+
+
 # --- mistakes ----------------------------------------------------------------------------------
 
 def test_a_rank_mismatch_is_a_clear_error(mesh2):
