@@ -2,7 +2,7 @@
 
     python benchmarks/scaling.py [--devices 1,2,4,8] [--global-batch 16384]
                                  [--per-device-batch 2048] [--features 256]
-                                 [--calls 20] [--repeats 7] [--write benchmarks/RESULTS.md]
+                                 [--calls 10] [--repeats 21] [--write benchmarks/RESULTS.md]
 
 One gradient step of logistic regression (``w -= lr * X.T @ (sigmoid(X @ w) - y) / n``),
 with the batch sharded over a 1-D mesh of ``n`` devices and the weights replicated: each
@@ -27,6 +27,7 @@ import os
 import platform
 import re
 import sys
+import time
 from typing import Callable, NamedTuple
 
 _FLAG = "--xla_force_host_platform_device_count"
@@ -37,7 +38,7 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dispatch import best_alternating, cpu_model, write_section  # noqa: E402  (sibling)
+from dispatch import cpu_model, ready, write_section  # noqa: E402  (sibling benchmark)
 
 HEADER = "## Scaling: data-parallel training step (`benchmarks/scaling.py`)"
 LEARNING_RATE = 0.1
@@ -127,11 +128,30 @@ def measure(system: str, devices, n_rows: int, d: int, calls: int, repeats: int)
     np.testing.assert_allclose(np.asarray(ours.step(*ours.args)),
                                np.asarray(theirs.step(*theirs.args)), rtol=2e-4, atol=1e-6)
 
-    def run(runner):
-        return lambda: runner.step(*runner.args)
-    t_ours, t_theirs = best_alternating([run(ours), run(theirs)], (), calls, repeats)
-    return {"ours": t_ours, "theirs": t_theirs, "ours_collectives": collective_counts(ours.hlo),
+    t_ours, t_theirs = paired_times(ours, theirs, calls, repeats)
+    ratios = sorted(a / b for a, b in zip(t_ours, t_theirs))
+    return {"ours": min(t_ours), "theirs": min(t_theirs),
+            "ratio": float(np.median(ratios)), "ratio_range": (ratios[0], ratios[-1]),
+            "ours_collectives": collective_counts(ours.hlo),
             "theirs_collectives": collective_counts(theirs.hlo)}
+
+
+def paired_times(ours: Runner, theirs: Runner, calls: int, repeats: int, warmups: int = 3):
+    """Per repeat, the time per step of each (``calls`` steps, waited for), the two runs
+    back to back: a pair sees the same load from the machine's other processes, so the
+    ratio within a pair is steadier than the ratio of two bests."""
+    for runner in (ours, theirs):
+        for _ in range(warmups):
+            ready(runner.step(*runner.args))
+    times = ([], [])
+    for _ in range(repeats):
+        for runner, out in zip((ours, theirs), times):
+            start = time.perf_counter()
+            for _ in range(calls):
+                result = runner.step(*runner.args)
+            ready(result)
+            out.append((time.perf_counter() - start) / calls)
+    return times
 
 
 def slope(counts, times) -> float:
@@ -156,7 +176,8 @@ def report(results: dict, args, device_kind: str) -> str:
              f"Step: logistic regression, float32, {args.features} features, the batch "
              "sharded over a 1-D mesh, weights replicated; best time per step of "
              f"{args.repeats}×{args.calls} calls, runs alternating between the systems, "
-             "arguments already on the devices.", ""]
+             "arguments already on the devices; *ours / jax* is the median over the "
+             "repeats of the ratio within each back-to-back pair of runs [its range].", ""]
     for system in results:
         ours_name, theirs_name = SYSTEMS[system][2]
         for mode, label in (("strong", f"strong scaling (global batch {args.global_batch})"),
@@ -166,9 +187,11 @@ def report(results: dict, args, device_kind: str) -> str:
                       f"| devices | {ours_name} (ms) | {theirs_name} (ms) | ours / jax | "
                       "collectives: ours | collectives: jax |", "|---|---|---|---|---|---|"]
             for n, r in rows.items():
+                low, high = r["ratio_range"]
                 lines.append(f"| {n} | {r['ours'] * 1e3:.3f} | {r['theirs'] * 1e3:.3f} | "
-                             f"{r['ours'] / r['theirs']:.2f} | {_counts(r['ours_collectives'])}"
-                             f" | {_counts(r['theirs_collectives'])} |")
+                             f"{r['ratio']:.2f} [{low:.2f}–{high:.2f}] | "
+                             f"{_counts(r['ours_collectives'])} | "
+                             f"{_counts(r['theirs_collectives'])} |")
             counts = list(rows)
             if mode == "strong":
                 lines += ["", "Speed-up slope (1.0 = linear): ours "
@@ -197,8 +220,8 @@ def main() -> None:
     parser.add_argument("--global-batch", type=int, default=16384)
     parser.add_argument("--per-device-batch", type=int, default=2048)
     parser.add_argument("--features", type=int, default=256)
-    parser.add_argument("--calls", type=int, default=20)
-    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--calls", type=int, default=10)
+    parser.add_argument("--repeats", type=int, default=21)
     parser.add_argument("--systems", default=",".join(SYSTEMS))
     parser.add_argument("--write", metavar="RESULTS_MD")
     args = parser.parse_args()
