@@ -274,7 +274,10 @@ class SpmdLowering:
 
 class SpmdExecutable(Executable):
     """A partitioned executable: takes and returns global jax arrays with their
-    shardings (`SpmdLayout`); its large constants are replicated on every device."""
+    shardings (`SpmdLayout`); its large constants are replicated on every device.
+    `Executable`'s inspection methods (``as_hlo_text``, ``run_bytes``,
+    ``cost_analysis``) serve as they are; its constructor's one-device set-up does not,
+    so this one sets every field itself (``device`` and ``sharding`` are None)."""
 
     def __init__(self, computation, loaded, client, layout: SpmdLayout, requested,
                  out_shardings):

@@ -215,6 +215,26 @@ def test_single_device_shardings_place_the_call():
     assert set(out.devices()) == {d}
 
 
+def gather_twice(x, i):
+    return x[i] * 2.0 + x
+
+
+def doubles_the_tail(x):
+    x[1:] = x[1:] * 2.0   # written back into the caller's array, as plain NumPy does
+    return x.sum()
+
+
+def test_run_time_checks_and_argument_updates(mesh1):
+    rows = NamedSharding(mesh1, P("batch"))
+    f = jit_ps(gather_twice, in_shardings=(rows, None), checks=True)
+    assert_same(np.asarray(f(np.arange(8.0), 3)), gather_twice(np.arange(8.0), 3))
+    with pytest.raises(IndexError, match="out of bounds for an axis of size 8"):
+        f(np.arange(8.0), 11)
+    ours, theirs = np.arange(8.0), np.arange(8.0)
+    total = jit_ps(doubles_the_tail, in_shardings=rows)(ours)
+    assert_same((np.asarray(total), ours), (doubles_the_tail(theirs), theirs))
+
+
 BIG = np.linspace(0.0, 1.0, 1 << 18)   # 2 MiB: an executable argument, not program text
 
 
