@@ -24,6 +24,8 @@ the executable as a ``NamedSharding`` on the mesh.
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import dataclasses
 import math
 from typing import Any
@@ -33,7 +35,8 @@ from jax._src import config as jax_config
 from jax._src import core
 from jax._src import tree_util as jax_tree_util
 from jax._src.sharding_impls import parse_flatten_op_sharding
-from jax.sharding import Mesh, NamedSharding, PartitionSpec, Sharding, SingleDeviceSharding
+from jax.sharding import (Mesh, NamedSharding, PartitionSpec, Sharding, SingleDeviceSharding,
+                          get_mesh)
 from jaxlib import _hlo, _jax
 
 from . import lowering, staging
@@ -81,8 +84,40 @@ class ShardingsSpec:
                      "them, or one sharding for all") from None
 
 
-def shardings_spec(value, what: str) -> ShardingsSpec | None:
-    """``in_shardings``/``out_shardings`` as given to ``jit_ps``, checked and frozen."""
+# The mesh of the SPMD program being built: what a bare PartitionSpec given to
+# with_sharding_constraint refers to when no jax.set_mesh context names one.
+_PROGRAM_MESH: contextvars.ContextVar = contextvars.ContextVar("psc_program_mesh",
+                                                              default=None)
+
+
+@contextlib.contextmanager
+def building_on(mesh: Mesh):
+    """Within: an SPMD program over ``mesh`` is being built."""
+    token = _PROGRAM_MESH.set(mesh)
+    try:
+        yield
+    finally:
+        _PROGRAM_MESH.reset(token)
+
+
+def named(spec: PartitionSpec, what: str, program_mesh: Mesh | None = None) -> NamedSharding:
+    """A bare ``PartitionSpec`` on the mesh of jax's ``jax.set_mesh`` context (as jax reads
+    one), else on ``program_mesh``."""
+    mesh = get_mesh()
+    if mesh.empty:
+        mesh = program_mesh
+    if mesh is None:
+        raise PSCTypeError(f"{what}: a bare PartitionSpec names no mesh",
+                           hint=f"wrap it: NamedSharding(mesh, {spec}), or apply it inside "
+                                "`with jax.set_mesh(mesh):`")
+    return NamedSharding(mesh, spec)
+
+
+def shardings_spec(value, what: str,
+                   program_mesh: Mesh | None = None) -> ShardingsSpec | None:
+    """``in_shardings``/``out_shardings`` as given to ``jit_ps`` (or the shardings of a
+    constraint), checked and frozen; a bare ``PartitionSpec`` is put on the mesh `named`
+    finds now."""
     if value is None:
         return None
     leaves, treedef = jax_tree_util.tree_flatten(
@@ -92,12 +127,11 @@ def shardings_spec(value, what: str) -> ShardingsSpec | None:
         if leaf is None:
             checked.append(UNSPECIFIED)
         elif isinstance(leaf, PartitionSpec):
-            raise PSCTypeError(f"jit_ps({what}=...): a bare PartitionSpec names no mesh",
-                               hint=f"wrap it: NamedSharding(mesh, {leaf})")
+            checked.append(named(leaf, what, program_mesh))
         elif isinstance(leaf, (NamedSharding, SingleDeviceSharding)):
             checked.append(leaf)
         else:
-            raise PSCTypeError(f"jit_ps({what}=...): expected jax.sharding.NamedSharding "
+            raise PSCTypeError(f"{what}: expected jax.sharding.NamedSharding "
                                f"or SingleDeviceSharding objects, got {type(leaf).__name__}",
                                hint=_NAMED_HINT)
     return ShardingsSpec(treedef, tuple(checked))
@@ -410,7 +444,7 @@ def with_sharding_constraint(x, shardings):
     for every leaf, or a pytree prefix of ``x``), as ``jax.lax.with_sharding_constraint``:
     in a partitioned program it tells XLA's partitioner where to split; its values are
     ``x``'s.  Outside a program, the arrays are put with those shardings."""
-    spec = shardings_spec(shardings, "with_sharding_constraint")
+    spec = shardings_spec(shardings, "with_sharding_constraint", _PROGRAM_MESH.get())
     leaves, treedef = jax_tree_util.tree_flatten(x)
     wanted = spec.broadcast(x, "with_sharding_constraint", "operands")
     for s in wanted:

@@ -200,8 +200,8 @@ class StagedFunction:
         # A device or a backend given pins every call to that device, or to the backend's
         # first one, as jax.jit's ``device=`` and ``backend=`` do (`runtime.placement`).
         # SPMD (`runtime.spmd`): shardings over a mesh; all on one device is a placement.
-        self._in_spec = spmd.shardings_spec(in_shardings, "in_shardings")
-        self._out_spec = spmd.shardings_spec(out_shardings, "out_shardings")
+        self._in_spec = spmd.shardings_spec(in_shardings, "jit_ps(in_shardings=...)")
+        self._out_spec = spmd.shardings_spec(out_shardings, "jit_ps(out_shardings=...)")
         sole = spmd.single_device(self._in_spec, self._out_spec)
         if (self._in_spec or self._out_spec) and (device is not None or platform is not None):
             raise PSCValueError(f"{self.name}: pass shardings or a device/backend, not both",
@@ -477,7 +477,8 @@ class StagedFunction:
                 call_kwargs[param.name] = value
             else:
                 call_args.append(value)
-        with building(b), _checks_enabled(signature.checks):
+        program_mesh = signature.layout.mesh if signature.layout is not None else None
+        with building(b), _checks_enabled(signature.checks), spmd.building_on(program_mesh):
             result = self.build_fn(b, *call_args, **call_kwargs)
         out_leaves, out_treedef = _REGISTRY.flatten(result)
         outputs = [_as_output(b, leaf, i) for i, leaf in enumerate(out_leaves)]

@@ -264,6 +264,23 @@ def test_a_mesh_in_any_device_order(partitioner):
     assert placed == dict(blocks.devices_indices_map(x.shape))
 
 
+def constrained_rows(x):
+    return with_sharding_constraint(x * 2.0, P("batch"))   # the program's mesh
+
+
+def test_bare_partition_specs_take_the_mesh_jax_set_mesh_names(mesh1):
+    with jax.set_mesh(mesh1):   # where jit_ps is applied
+        f = jit_ps(lambda x: x + 1.0, in_shardings=P("batch"), out_shardings=P())
+    out = f(np.arange(16.0))
+    assert out.sharding == NamedSharding(mesh1, P())
+    assert_same(np.asarray(out), np.arange(16.0) + 1.0)
+    g = jit_ps(constrained_rows, in_shardings=NamedSharding(mesh1, P()))
+    assert_same(np.asarray(g(np.arange(8.0))), np.arange(8.0) * 2.0)
+    assert '[{"batch"}]' in g.lower(np.arange(8.0))
+    with pytest.raises(PSCTypeError, match="bare PartitionSpec names no mesh"):
+        jit_ps(constrained_rows)(np.arange(8.0))
+
+
 # --- mistakes ----------------------------------------------------------------------------------
 
 def test_a_rank_mismatch_is_a_clear_error(mesh2):
