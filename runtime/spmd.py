@@ -86,8 +86,7 @@ class ShardingsSpec:
 
 # The mesh of the SPMD program being built: what a bare PartitionSpec given to
 # with_sharding_constraint refers to when no jax.set_mesh context names one.
-_PROGRAM_MESH: contextvars.ContextVar = contextvars.ContextVar("psc_program_mesh",
-                                                              default=None)
+_PROGRAM_MESH = contextvars.ContextVar("psc_program_mesh", default=None)
 
 
 @contextlib.contextmanager
