@@ -159,3 +159,8 @@ __all__ += ["dot_general", "dynamic_slice", "dynamic_update_slice", "pad", "sele
 # --- issue 12: stop_gradient ---
 from .autodiff.custom import stop_gradient  # noqa: E402
 __all__ += ["stop_gradient"]
+
+
+# --- issue 14: with_sharding_constraint (SPMD) ---
+from .spmd import with_sharding_constraint  # noqa: E402
+__all__ += ["with_sharding_constraint"]
