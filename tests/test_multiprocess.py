@@ -2,7 +2,7 @@
 ``jax.distributed.initialize`` (coordinator on 127.0.0.1, a free port) run the same
 data-parallel script (`tests/multiprocess_worker.py`) over a global mesh of both
 processes' devices, and agree on the result, which equals the plain NumPy run of the same
-steps on the whole batch.  Cross-process collectives on CPU use gloo (jax 0.10.2's default
+steps on the whole batch; and README's own commands for it run as written.  Cross-process collectives on CPU use gloo (jax 0.10.2's default
 ``jax_cpu_collectives_implementation``).
 """
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import re
 import socket
 import subprocess
 import sys
@@ -87,3 +88,37 @@ def test_two_processes_agree_with_numpy(tmp_path):
             np.testing.assert_allclose(shard, expected_w, rtol=1e-12, atol=1e-14)
         np.testing.assert_allclose(report["losses"], expected_losses, rtol=1e-12)
     assert reports[0]["w"] == reports[1]["w"] and reports[0]["losses"] == reports[1]["losses"]
+
+
+def test_the_readme_commands(tmp_path):
+    """README's "Scaling beyond one machine": its ``train.py``, run as its commands say
+    (the coordinator's port replaced by a free one), prints the same weights in both
+    processes: one step of the plain NumPy computation."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## Scaling beyond one machine"):]
+    code = re.search(r"```python\n(# train\.py.*?)```", section, re.S).group(1)
+    commands = re.search(r"```sh\n(.*?)```", section, re.S).group(1)
+    (tmp_path / "train.py").write_text(code, encoding="utf-8")
+    exports = re.search(r"export (.*)", commands).group(1).split()
+    env = dict(os.environ, PYTHONPATH=str(ROOT), **dict(e.split("=", 1) for e in exports))
+    runs = re.findall(r"\.venv/bin/python train\.py (\S+) (\d) (\d)", commands)
+    assert len(runs) == 2, commands
+    address = f"127.0.0.1:{free_port()}"
+    procs = [subprocess.Popen([sys.executable, "train.py", address, n, i], cwd=tmp_path,
+                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True) for _, n, i in runs]
+    try:
+        outputs = [proc.communicate(timeout=TIMEOUT_S) for proc in procs]
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+    assert all(proc.returncode == 0 for proc in procs), _joined([o + e for o, e in outputs])
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal((64, 5)), (rng.uniform(size=64) < 0.5) * 1.0
+    expected = -0.5 * x.T @ (0.5 - y) / 64   # one step from w = 0: sigmoid(0) = 0.5
+    for index, (out, _) in enumerate(outputs):
+        found = re.findall(rf"^{index} \[([^\]]*)\]", out, re.M)   # (gloo logs too)
+        assert len(found) == 1, out
+        printed = [float(v) for v in found[0].split()]
+        np.testing.assert_allclose(printed, expected, rtol=1e-6, atol=1e-8)
