@@ -2,7 +2,8 @@
 ``jax.distributed.initialize`` (coordinator on 127.0.0.1, a free port) run the same
 data-parallel script (`tests/multiprocess_worker.py`) over a global mesh of both
 processes' devices, and agree on the result, which equals the plain NumPy run of the same
-steps on the whole batch; and README's own commands for it run as written.  Cross-process collectives on CPU use gloo (jax 0.10.2's default
+steps on the whole batch; and README's own commands for it run as written.
+Cross-process collectives on CPU use gloo (jax 0.10.2's default
 ``jax_cpu_collectives_implementation``).
 """
 from __future__ import annotations
