@@ -364,8 +364,9 @@ class StagedFunction:
 
     def _fast_path_data(self, compiled: _Compiled, args, kwargs, leaves, committed):
         """Fast-path data, or None where the C++ side would pass leaves in another order
-        than our parameters (keyword arguments, defaults), would squash 64-bit types, or
-        must not run the program without waiting for it (`CHECKED_RUN_BYTES`)."""
+        than our parameters (keyword arguments, defaults), would squash 64-bit types,
+        must not run the program without waiting for it (`CHECKED_RUN_BYTES`), or would
+        pass a jax array sharded otherwise than the SPMD program wants as it is."""
         if (not self._fast_path or not _X64.value or compiled.checked_run
                 or compiled.check_sites is not None):
             return None
@@ -376,6 +377,10 @@ class StagedFunction:
                                                  zip(cpp_leaves, leaves)):
             return None
         executable = compiled.executable
+        if executable.device is None and any(
+                type(leaf) is _ArrayImpl and leaf.sharding != sharding
+                for leaf, sharding in zip(leaves, executable.layout.in_shardings)):
+            return None   # (the C++ side would pass such an array as it is: resharded here)
         out_avals = executable.out_shaped_arrays
         n, m = len(compiled.const_buffers) + len(leaves), len(out_avals)
         if executable.device is None:   # SPMD: a sharding per parameter and per result

@@ -15,8 +15,8 @@ import pytest
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P, SingleDeviceSharding
 
 from conftest import assert_same
-from transpiler import (PSCTypeError, PSCValueError, device_put, grad, jit_ps, vmap,
-                        with_sharding_constraint)
+from transpiler import (PSCTypeError, PSCUnsupportedCallError, PSCValueError, debug_print,
+                        device_put, grad, jit_ps, vmap, with_sharding_constraint)
 
 N_DEVICES = 8
 
@@ -193,6 +193,34 @@ def test_sharded_arrays_are_passed_as_they_are_and_can_be_put(mesh1):
     assert y.sharding == rows
     plain = jit_ps(lambda x: x * 2.0)   # no shardings given: the argument's are used
     assert_same(plain(y), (np.arange(16.0) + 1) * 2)
+
+
+def gram_plus_column_sums(x):
+    return x @ x.T + x.sum(axis=0)
+
+
+def test_arrays_sharded_otherwise_are_resharded_on_every_call(mesh2):
+    rows = NamedSharding(mesh2, P("data"))
+    f = jit_ps(gram_plus_column_sums, in_shardings=rows)
+    x = np.arange(64.0).reshape(8, 8)
+    for spec in (P(), P(None, "model"), P("model", "data"), P("data")):
+        put = device_put(x, NamedSharding(mesh2, spec))
+        for _ in range(3):   # the C++ dispatcher's later calls too
+            out = f(put)
+            assert out.sharding.mesh == mesh2
+            assert_same(np.asarray(out), gram_plus_column_sums(x))
+    assert f.cache_info().misses == 1
+
+
+def prints(x):
+    debug_print("x = {}", x)
+    return x * 2.0
+
+
+def test_debug_print_in_an_spmd_program_is_refused(mesh1):
+    f = jit_ps(prints, in_shardings=NamedSharding(mesh1, P("batch")))
+    with pytest.raises(PSCUnsupportedCallError, match="debug_print inside an SPMD program"):
+        f(np.arange(8.0))
 
 
 def test_signatures_key_the_shardings(mesh2):
