@@ -71,3 +71,5 @@ from .pmap import pmap  # noqa: E402
 from .map_reduce import iterated_map_reduce  # noqa: E402
 __all__ += ["all_gather", "all_to_all", "axis_index", "pmax", "pmean", "pmin",  # issue 14:
             "ppermute", "psum", "psum_scatter", "pmap", "iterated_map_reduce"]  # pmap
+from .spmd import with_sharding_constraint  # noqa: E402  (issue 14: SPMD shardings)
+__all__ += ["with_sharding_constraint"]

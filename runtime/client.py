@@ -293,3 +293,29 @@ def _compile_or_raise(computation: Computation, compile_it):
             f"XLA rejected the program built for {computation.name}: {err}",
             hint="this is a bug in psc-transpiler; please report it with the StableHLO "
                  "from f.lower(...)") from None
+
+
+# --- SPMD (runtime.spmd): one program partitioned over several devices ------------------
+
+def partitioned_compile_options(devices, propagate_to_outputs, shardy: bool):
+    """Options for XLA's SPMD partitioner over ``devices`` (a mesh's, in its order: the
+    device assignment of partitions 0..n-1); ``propagate_to_outputs`` says, per result,
+    whether the partitioner chooses its sharding (no ``out_shardings`` entry for it)."""
+    options = _jax.CompileOptions()
+    options.num_replicas = 1
+    options.num_partitions = len(devices)
+    build = options.executable_build_options
+    build.use_spmd_partitioning = True
+    build.use_shardy_partitioner = shardy
+    build.allow_spmd_sharding_propagation_to_output = list(propagate_to_outputs)
+    options.device_assignment = _jax.DeviceAssignment.create(
+        np.array([[d.id for d in devices]]))
+    return options
+
+
+def compile_partitioned(computation: Computation, client, text: str, devices,
+                        propagate_to_outputs, shardy: bool):
+    """The loaded executable of the SPMD program ``text`` over ``devices``."""
+    options = partitioned_compile_options(devices, propagate_to_outputs, shardy)
+    return _compile_or_raise(computation, lambda: client.compile_and_load(
+        text, _jax.DeviceList(tuple(devices)), options))

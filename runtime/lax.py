@@ -166,3 +166,6 @@ from .collectives import (all_gather, all_to_all, axis_index, pmax, pmean,  # no
                           pmin, ppermute, psum, psum_scatter)
 __all__ += ["psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "ppermute",
             "all_to_all", "axis_index"]
+# --- issue 14: with_sharding_constraint (SPMD) ---
+from .spmd import with_sharding_constraint  # noqa: E402
+__all__ += ["with_sharding_constraint"]

@@ -81,6 +81,7 @@ class Printer:
         self.host_callbacks: list = []   # Python functions of host callbacks, by index
         self._counter = 0
         self.indent = 4
+        self.spmd = None   # an SPMD program's `runtime.spmd.SpmdLowering`
 
     def fresh(self) -> str:
         self._counter += 1
@@ -173,24 +174,37 @@ def lower_operation(printer: Printer, op: Operation) -> None:
     lookup(op.name).lowering(printer, op)
 
 
-def lower_to_stablehlo(computation: Computation, platform: str = "cpu") -> str:
+def lower_to_stablehlo(computation: Computation, platform: str = "cpu", *, spmd=None,
+                       arg_attrs=None, out_attrs=None) -> str:
+    """The module text of ``computation``.  An SPMD program (`runtime.spmd`) passes its
+    `SpmdLowering` as ``spmd`` (partition count, mesh declaration; lowerings of sharding
+    constraints read it as ``printer.spmd``) and one attribute text per argument and per
+    result (None: no attribute)."""
     printer = Printer(platform)
+    printer.spmd = spmd
     region = computation.region
     args = []
     for i, param in enumerate(region.params):
         printer.names[param] = f"%arg{i}"
-        args.append(f"%arg{i}: {value_type(param)}")
+        attr = arg_attrs[i] if arg_attrs else None
+        args.append(f"%arg{i}: {value_type(param)}" + (f" {{{attr}}}" if attr else ""))
     printer._counter = 0
     for op in region.operations:
         lower_operation(printer, op)
     outs = ", ".join(printer.name(v) for v in region.outputs)
     out_types = ", ".join(value_type(v) for v in region.outputs)
+    result_types = out_types
+    if out_attrs:
+        result_types = ", ".join(value_type(v) + (f" {{{a}}}" if a else "")
+                                 for v, a in zip(region.outputs, out_attrs))
     computation.host_callbacks = tuple(printer.host_callbacks)
     name = "".join(c if c.isalnum() or c == "_" else "_" for c in computation.name)
+    module_attrs = (spmd.module_attrs() if spmd is not None else
+                    "mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32")
     return "\n".join([
-        f"module @{name or 'main'} attributes {{mhlo.num_partitions = 1 : i32, "
-        f"mhlo.num_replicas = 1 : i32}} {{",
-        f"  func.func public @main({', '.join(args)}) -> ({out_types}) {{",
+        f"module @{name or 'main'} attributes {{{module_attrs}}} {{",
+        *(spmd.preamble() if spmd is not None else ()),
+        f"  func.func public @main({', '.join(args)}) -> ({result_types}) {{",
         *printer.lines,
         f"    \"func.return\"({outs}) : ({out_types}) -> ()",
         "  }",

@@ -15,14 +15,14 @@ flag, like the arguments of calls (`runtime.client`).
 """
 from __future__ import annotations
 
-import numpy as np
 from jax._src import tree_util as jax_tree_util
-from jax.sharding import Sharding
+from jax.sharding import NamedSharding, Sharding
 from jaxlib import _jax
 
 from .client import get_client, private_device_copy, single_device_sharding
 from .errors import PSCTypeError, PSCUnsupportedCallError, PSCValueError
 from .signature import leaf_spec
+from .spmd import check_fits, put
 
 _REGISTRY = jax_tree_util.dispatch_registry
 _ArrayImpl = _jax.ArrayImpl
@@ -54,9 +54,9 @@ def as_device(device_or_sharding, what: str = "device_put"):
         if len(found) == 1:
             return next(iter(found))
         raise PSCUnsupportedCallError(
-            f"{what}: a sharding over {len(found)} devices is not supported yet (SPMD "
-            "shardings are issue 14's item 4)", hint="use one device, e.g. "
-            "transpiler.devices()[0], or a SingleDeviceSharding")
+            f"{what}: a sharding over {len(found)} devices names no single device",
+            hint="use one device, e.g. transpiler.devices()[0]; for several, give "
+                 "jit_ps in_shardings/out_shardings (SPMD)")
     raise PSCTypeError(f"{what}: expected a jax Device or Sharding, got "
                        f"{type(device_or_sharding).__name__}",
                        hint="pick one from transpiler.devices()")
@@ -65,16 +65,33 @@ def as_device(device_or_sharding, what: str = "device_put"):
 def device_put(x, device=None):
     """``x`` (an array, a scalar, or a pytree of them) as jax arrays on ``device`` (a jax
     ``Device`` or a single-device ``Sharding``), committed there: calls taking them run
-    on that device.  With ``device=None``, as ``jax.device_put(x)``: jax arrays stay as
+    on that device; a ``NamedSharding`` over several devices splits each leaf as it
+    says (`runtime.spmd`).  With ``device=None``, as ``jax.device_put(x)``: jax arrays stay as
     they are, others go to the default backend's first device uncommitted.  Dtypes are
     kept (float64 stays float64; a Python scalar becomes a 0-d array of NumPy's type for
     it), and a NumPy array is copied, so mutating it later leaves the result alone."""
+    if isinstance(device, Sharding) and len(device.device_set) > 1:
+        return _put_sharded(x, device)
     committed = device is not None
     target = as_device(device) if committed else get_client(None).local_devices()[0]
     leaves, treedef = _REGISTRY.flatten(x)
     for i, leaf in enumerate(leaves):
         leaf_spec(leaf, f"device_put: leaf {i}")   # refuses what no array can hold
     return treedef.unflatten([_put_leaf(leaf, target, committed) for leaf in leaves])
+
+
+def _put_sharded(x, sharding):
+    """``x``'s leaves as global jax arrays split as ``sharding`` says (`runtime.spmd`)."""
+    if not isinstance(sharding, NamedSharding):
+        raise PSCTypeError(f"device_put: expected a NamedSharding, got "
+                           f"{type(sharding).__name__}")
+    leaves, treedef = _REGISTRY.flatten(x)
+    out = []
+    for i, leaf in enumerate(leaves):
+        spec = leaf_spec(leaf, f"device_put: leaf {i}")
+        check_fits(sharding, spec.shape, f"device_put: leaf {i}")
+        out.append(put(leaf, sharding, spec.dtype))
+    return treedef.unflatten(out)
 
 
 def _put_leaf(leaf, device, committed: bool):
@@ -120,8 +137,7 @@ def _single_device(leaf, describe, i):
     device_set = leaf.sharding.device_set
     if len(device_set) != 1:
         raise PSCUnsupportedCallError(
-            f"{describe(i)} is sharded over {len(device_set)} devices, which is not "
-            "supported yet (SPMD shardings are issue 14's item 4)", hint=_PUT_HINT)
+            f"{describe(i)} is sharded over {len(device_set)} devices", hint=_PUT_HINT)
     return next(iter(device_set))
 
 

@@ -31,6 +31,7 @@ CALLBACKS = frozenset({"debug_print"})
 
 # Every name above: called from PSC code as it is, never transpiled (`__psc_primitive__`).
 PRIMITIVES = frozenset({DECORATOR}) | CONTROL_FLOW | TRANSFORMS | CALLBACKS
+PRIMITIVES |= {"with_sharding_constraint"}   # issue 14: SPMD (`runtime.spmd`)
 
 # The packages a PSC program imports them from: a qualified name rooted in one of these and
 # ending in a name of `PRIMITIVES` denotes that primitive.

@@ -2,7 +2,9 @@
 
 A `Signature` is the pytree structure of the traced arguments, each leaf's shape, dtype and
 weakness (a Python scalar is weak: it adapts to the arrays it meets, as in NumPy), the
-static arguments, and the device the call runs on (`runtime.placement`).  Two calls with
+static arguments, and the device the call runs on (`runtime.placement`), or for an SPMD
+call its mesh and shardings (`runtime.spmd.SpmdLayout`, frozen dataclasses of jax's
+hashable ``Mesh``/``NamedSharding``).  Two calls with
 equal signatures share one executable.
 
 A static argument is keyed by its value *and its type*, recursively through containers
@@ -71,6 +73,7 @@ class Signature:
     static: tuple[StaticArg, ...] = ()
     checks: frozenset = frozenset()    # the run-time checks compiled in (runtime.checks)
     device: Any = None                 # the jax Device it runs on (runtime.placement)
+    layout: Any = None                 # an SPMD call's `runtime.spmd.SpmdLayout`
 
     def static_values(self) -> dict:
         return {arg.name: arg.value for arg in self.static}

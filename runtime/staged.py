@@ -79,6 +79,7 @@ from .placement import as_device, call_device
 from .tracebacks import hide_internal_frames
 from .ir import Value
 from .signature import Signature, signature_of, static_key
+from . import spmd
 from .staging import STAGE_BYTES as _STAGE_BYTES
 from .staging import stage_arguments
 from .staging import zero_copyable as _zero_copyable
@@ -185,7 +186,7 @@ class StagedFunction:
                  name: str | None = None, static_argnums=(), static_argnames=(),
                  platform: str | None = None, maxsize: int = 256, fast_path: bool = True,
                  checks=None, return_device_arrays: bool = False, device=None,
-                 if_conversion: bool = True):
+                 if_conversion: bool = True, in_shardings=None, out_shardings=None):
         self.build_fn = build_fn
         self.interface = interface or _drop_first_parameter(build_fn)
         self.name = name or getattr(self.interface, "__name__", "staged")
@@ -198,6 +199,16 @@ class StagedFunction:
                                 hint="the device names its backend")
         # A device or a backend given pins every call to that device, or to the backend's
         # first one, as jax.jit's ``device=`` and ``backend=`` do (`runtime.placement`).
+        # SPMD (`runtime.spmd`): shardings over a mesh; all on one device is a placement.
+        self._in_spec = spmd.shardings_spec(in_shardings, "jit_ps(in_shardings=...)")
+        self._out_spec = spmd.shardings_spec(out_shardings, "jit_ps(out_shardings=...)")
+        sole = spmd.single_device(self._in_spec, self._out_spec)
+        if (self._in_spec or self._out_spec) and (device is not None or platform is not None):
+            raise PSCValueError(f"{self.name}: pass shardings or a device/backend, not both",
+                                hint="the shardings name the devices")
+        if sole is not None:
+            device, self._in_spec, self._out_spec = sole, None, None
+        self._spmd = self._in_spec is not None or self._out_spec is not None
         self.device = None if device is None else as_device(device, "jit_ps(device=...)")
         self.platform = platform if device is None else self.device.platform
         self._pinned = device is not None or platform is not None
@@ -232,7 +243,7 @@ class StagedFunction:
                 result = self._dispatch(args, kwargs)
             if type(result) is ArgumentUpdates:   # it updated arguments in place
                 result = self._write_back(result, args, kwargs)
-            if self.return_device_arrays:
+            if self.return_device_arrays or self._spmd:   # SPMD: global arrays, sharded
                 return result
             # Inside the try: reading a result waits for it, and XLA reports a failed run
             # then.  One array is the common case and converted here, without a call.
@@ -331,9 +342,12 @@ class StagedFunction:
         signature, leaves, committed = self._signature(args, kwargs)
         compiled = self._compiled(signature)
         executable = compiled.executable
-        buffers = compiled.const_buffers + [
-            device_put(leaf, spec.shape, spec.dtype, executable.device)
-            for leaf, spec in zip(leaves, signature.leaves)]
+        if signature.layout is not None:   # SPMD: each leaf cut into its shards
+            buffers = executable.put_arguments(leaves, signature.leaves)
+        else:
+            buffers = compiled.const_buffers + [
+                device_put(leaf, spec.shape, spec.dtype, executable.device)
+                for leaf, spec in zip(leaves, signature.leaves)]
         if compiled.may_run_long:
             self._interruptible = True
             outputs = run_interruptibly(executable.execute, buffers, committed)
@@ -350,8 +364,9 @@ class StagedFunction:
 
     def _fast_path_data(self, compiled: _Compiled, args, kwargs, leaves, committed):
         """Fast-path data, or None where the C++ side would pass leaves in another order
-        than our parameters (keyword arguments, defaults), would squash 64-bit types, or
-        must not run the program without waiting for it (`CHECKED_RUN_BYTES`)."""
+        than our parameters (keyword arguments, defaults), would squash 64-bit types,
+        must not run the program without waiting for it (`CHECKED_RUN_BYTES`), or would
+        pass a jax array sharded otherwise than the SPMD program wants as it is."""
         if (not self._fast_path or not _X64.value or compiled.checked_run
                 or compiled.check_sites is not None):
             return None
@@ -362,13 +377,21 @@ class StagedFunction:
                                                  zip(cpp_leaves, leaves)):
             return None
         executable = compiled.executable
-        sharding, out_avals = executable.sharding, executable.out_shaped_arrays
+        if executable.device is None and any(
+                type(leaf) is _ArrayImpl and leaf.sharding != sharding
+                for leaf, sharding in zip(leaves, executable.layout.in_shardings)):
+            return None   # (the C++ side would pass such an array as it is: resharded here)
+        out_avals = executable.out_shaped_arrays
         n, m = len(compiled.const_buffers) + len(leaves), len(out_avals)
+        if executable.device is None:   # SPMD: a sharding per parameter and per result
+            in_shardings, out_shardings = executable.param_shardings, executable.out_shardings
+        else:
+            in_shardings, out_shardings = [executable.sharding] * n, [executable.sharding] * m
         # As jax does for closed-over constants: they come first, passed by the C++ side.
         # (The C++ side keys calls by their arguments' devices and commitment too, so
         # this entry serves only calls placed as this one was.)
-        return _FastPathData(executable.loaded, compiled.out_treedef, [sharding] * n,
-                             [sharding] * m, out_avals, [committed] * m, [True] * n,
+        return _FastPathData(executable.loaded, compiled.out_treedef, list(in_shardings),
+                             list(out_shardings), out_avals, [committed] * m, [True] * n,
                              [None] * n, list(compiled.const_buffers))
 
     @staticmethod
@@ -376,6 +399,8 @@ class StagedFunction:
         """Called by the C++ side for leaves it cannot move itself."""
         dtype = getattr(value, "dtype", None)
         array = np.asarray(value, dtype=dtype)
+        if len(sharding.device_set) > 1:   # SPMD: cut into the shards of this process
+            return spmd.put(array, sharding, array.dtype)
         device = next(iter(sharding.device_set))
         return device_put(array, array.shape, array.dtype, device)
 
@@ -399,6 +424,8 @@ class StagedFunction:
                 traced_names.append(name)
         leaves, _ = _REGISTRY.flatten(tuple(traced))
         describe = functools.partial(_leaf_name, traced_names, traced)
+        if self._spmd or any(map(spmd.is_sharded, leaves)):
+            return self._spmd_signature(traced, static, leaves, describe)
         device, committed = call_device(leaves, describe,
                                         self._first_device() if self._pinned else None,
                                         self._first_device)
@@ -407,6 +434,15 @@ class StagedFunction:
         if checks:
             signature = dataclasses.replace(signature, checks=checks)
         return signature, leaves, committed
+
+    def _spmd_signature(self, traced, static, leaves, describe):
+        """An SPMD call's signature: its `runtime.spmd.SpmdLayout` in place of a device."""
+        signature, _ = signature_of(tuple(traced), tuple(static), describe)
+        layout = spmd.call_layout(self._in_spec, self._out_spec, traced, leaves,
+                                  signature.leaves, describe)
+        checks = self._checks if self._checks is not None else _CHECK_SETTINGS.kinds
+        return dataclasses.replace(signature, layout=layout, checks=checks or frozenset()), \
+            leaves, True
 
     def _first_device(self):
         """The backend's first device: where calls with nothing committed run."""
@@ -446,7 +482,8 @@ class StagedFunction:
                 call_kwargs[param.name] = value
             else:
                 call_args.append(value)
-        with building(b), _checks_enabled(signature.checks):
+        program_mesh = signature.layout.mesh if signature.layout is not None else None
+        with building(b), _checks_enabled(signature.checks), spmd.building_on(program_mesh):
             result = self.build_fn(b, *call_args, **call_kwargs)
         out_leaves, out_treedef = _REGISTRY.flatten(result)
         outputs = [_as_output(b, leaf, i) for i, leaf in enumerate(out_leaves)]
@@ -454,7 +491,10 @@ class StagedFunction:
         if self.if_conversion:   # after every transform: see runtime.if_conversion
             convert_ifs(computation)
         sites = thread_checks(computation)
-        executable = compile(computation, self.platform, signature.device)
+        if signature.layout is not None:
+            executable = spmd.compile(computation, signature.layout, out_treedef)
+        else:
+            executable = compile(computation, self.platform, signature.device)
         return _Compiled(executable, out_treedef, executable.const_buffers,
                          may_run_long(computation.region),
                          executable.run_bytes() >= CHECKED_RUN_BYTES, sites)

@@ -15,6 +15,7 @@ import pytest
 from jax.sharding import Mesh, NamedSharding, PartitionSpec, SingleDeviceSharding
 
 import transpiler
+from conftest import assert_same
 from transpiler import (PSCTypeError, PSCUnsupportedCallError, PSCValueError, device_put,
                         devices, jit_ps, local_devices)
 
@@ -227,12 +228,15 @@ def test_large_constants_live_on_the_executable_device(d):
         np.testing.assert_allclose(np.asarray(result), BIG * 2.0)
 
 
-def test_shardings_over_several_devices_are_refused(d):
+def test_shardings_over_several_devices_split_and_run_spmd(d):
+    # (issue 14, item 4: once refused; tests/spmd_cases.py covers SPMD itself)
     mesh = Mesh(np.array(d[:2]), ("i",))
     spread = NamedSharding(mesh, PartitionSpec("i"))
-    with pytest.raises(PSCUnsupportedCallError, match="2 devices"):
-        device_put(np.arange(4.0), spread)
-    with pytest.raises(PSCUnsupportedCallError, match="argument 'x' is sharded"):
-        jit_ps(affine)(jax.device_put(np.arange(4.0), spread), 1.0)
+    put = device_put(np.arange(4.0), spread)
+    assert put.sharding == spread and put.dtype == np.float64
+    assert [s.data.shape for s in put.addressable_shards] == [(2,), (2,)]
+    assert_same(jit_ps(affine)(put, 1.0), affine(np.arange(4.0), 1.0))
+    with pytest.raises(PSCUnsupportedCallError, match="2 devices names no single device"):
+        jit_ps(affine, device=spread)
     with pytest.raises(PSCTypeError, match="Device or Sharding"):
         device_put(np.arange(4.0), "cpu:1")

@@ -550,3 +550,18 @@ def _collectives(b, x):
             _collective(b, "ppermute", b.tanh(x), pairs=((0, 0),)),
             _collective(b, "all_to_all", b.mul(x, shifted), split_dimension=1,
                         concat_dimension=0)]
+
+
+# --- issue 14: sharding_constraint (SPMD; on a one-device mesh the identity) -------------
+
+
+def _one_device_sharding():
+    import jax   # noqa: PLC0415 (the client starts only when a case runs)
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec
+    return NamedSharding(Mesh(np.array(jax.devices()[:1]), ("x",)), PartitionSpec("x"))
+
+
+@case("sharding_constraint", uniform((2, 3)), primitives=("sharding_constraint",))
+def _sharding_constraint(b, x):
+    y = b.emit("sharding_constraint", [b.sin(x)], sharding=_one_device_sharding())[0]
+    return b.mul(y, x)

@@ -34,6 +34,10 @@ CASES["linalg"] = (["--sizes", "8", "--calls", "2", "--repeats", "1", "--pause",
 CASES["loops"] = (["--sizes", "small", "--calls", "1", "--repeats", "1",   # issue 16: loops
                    "--python-repeats", "1"], "## Loops (`benchmarks/loops.py`)")
 
+CASES["scaling"] = (["--devices", "1,2", "--global-batch", "64", "--per-device-batch", "16",
+                     "--features", "8", "--calls", "2", "--repeats", "1"],   # issue 14: SPMD
+                    "## Scaling: data-parallel training step (`benchmarks/scaling.py`)")
+
 
 def _installed(module: str) -> bool:
     import importlib.util
@@ -77,6 +81,8 @@ def test_benchmark_runs(name, tmp_path):
     if name == "allconv":   # ours and jax.jit ran (and agreed: the script checks that)
         assert "| ours (`jit_ps`) | jax.jit |" in proc.stdout
         assert "| step time / jax.jit |" in proc.stdout
+    if name == "scaling":   # both systems at both counts; the partitioner's all-reduce
+        assert written.count("| 2 | ") == 2 and "| all-reduce 1 | all-reduce 1 |" in written
     if name == "loops":   # every program ran (and agreed with plain Python: the script checks)
         for program in ("max_drawdown", "mandelbrot", "viterbi", "gauss_seidel", "kmeans",
                         "particles"):

@@ -60,3 +60,5 @@ from runtime import (all_gather, all_to_all, axis_index, iterated_map_reduce,  #
                      pmap, pmax, pmean, pmin, ppermute, psum, psum_scatter)  # pmap & co
 __all__ += ["all_gather", "all_to_all", "axis_index", "iterated_map_reduce", "pmap", "pmax",
             "pmean", "pmin", "ppermute", "psum", "psum_scatter"]
+from runtime import with_sharding_constraint   # issue 14: SPMD shardings
+__all__ += ["with_sharding_constraint"]

@@ -209,14 +209,15 @@ class PSCFunction(StagedFunction):
 
     def __init__(self, fn, *, static_argnums=(), static_argnames=(), generated_dir=None,
                  checks=None, return_device_arrays=False, device=None, backend=None,
-                 if_conversion=True):
+                 if_conversion=True, in_shardings=None, out_shardings=None):
         names = set(static_argnames)
         self._generated = _Generated(fn, tuple(_static_names(fn, static_argnums, names)),
                                      generated_dir)
         super().__init__(self._generated.build, interface=fn, name=fn.__name__,
                          static_argnums=static_argnums, static_argnames=static_argnames,
                          checks=checks, return_device_arrays=return_device_arrays,
-                         device=device, platform=backend, if_conversion=if_conversion)
+                         device=device, platform=backend, if_conversion=if_conversion,
+                         in_shardings=in_shardings, out_shardings=out_shardings)
         self.__wrapped__ = fn
         self.__name__, self.__qualname__ = fn.__name__, fn.__qualname__
         self.__doc__, self.__module__ = fn.__doc__, fn.__module__
@@ -239,7 +240,7 @@ def _static_names(fn, static_argnums, static_argnames):
 
 def jit_ps(fn=None, *, static_argnums=(), static_argnames=(), generated_dir=None,
            checks=None, return_device_arrays=False, device=None, backend=None,
-           if_conversion=True):
+           if_conversion=True, in_shardings=None, out_shardings=None):
     """Compile a PSC function with XLA: ``@jit_ps``, ``@jit_ps(static_argnames=...)``,
     or ``jit_ps(fn, static_argnames=...)``.
 
@@ -255,7 +256,13 @@ def jit_ps(fn=None, *, static_argnums=(), static_argnames=(), generated_dir=None
     (``"cpu"``, ``"gpu"``...) pins them to that backend's first device (both as jax.jit's
     ``device=`` and ``backend=`` do).
     ``if_conversion=False`` keeps every traced ``if`` a conditional, where by default one
-    with cheap branches runs both and selects (`runtime.if_conversion`)."""
+    with cheap branches runs both and selects (`runtime.if_conversion`).
+
+    ``in_shardings``/``out_shardings`` (jax.sharding objects: a ``NamedSharding`` over a
+    ``Mesh``, a ``SingleDeviceSharding``; one for all, or a pytree prefix of the traced
+    arguments / the results, ``None`` for unspecified) make the program SPMD, partitioned
+    by XLA over the mesh (`runtime.spmd`); its results are then jax arrays with their
+    shardings."""
     if isinstance(static_argnums, int):
         static_argnums = (static_argnums,)
     if isinstance(static_argnames, str):
@@ -263,7 +270,8 @@ def jit_ps(fn=None, *, static_argnums=(), static_argnames=(), generated_dir=None
     options = dict(static_argnums=tuple(static_argnums),
                    static_argnames=tuple(static_argnames), generated_dir=generated_dir,
                    checks=checks, return_device_arrays=bool(return_device_arrays),
-                   device=device, backend=backend, if_conversion=bool(if_conversion))
+                   device=device, backend=backend, if_conversion=bool(if_conversion),
+                   in_shardings=in_shardings, out_shardings=out_shardings)
     if fn is None:
         return functools.partial(jit_ps, **options)
     if isinstance(fn, PSCFunction):   # jit_ps(jit_ps(f), ...): f with these options
@@ -280,7 +288,8 @@ def jit_ps(fn=None, *, static_argnums=(), static_argnames=(), generated_dir=None
 
 def _staged_primitive(fn, static_argnums, static_argnames, checks=None,
                       return_device_arrays=False, device=None, backend=None,
-                      if_conversion=True) -> StagedFunction:
+                      if_conversion=True, in_shardings=None,
+                      out_shardings=None) -> StagedFunction:
     """A runtime callable (a transform such as ``grad(f)``, or a primitive) compiled as it
     is: it builds its own program when called inside a build."""
     def build(b, *args, **kwargs):
@@ -289,7 +298,8 @@ def _staged_primitive(fn, static_argnums, static_argnames, checks=None,
                             static_argnums=static_argnums, static_argnames=static_argnames,
                             checks=checks, return_device_arrays=return_device_arrays,
                             device=device, platform=backend,
-                            if_conversion=if_conversion)
+                            if_conversion=if_conversion, in_shardings=in_shardings,
+                            out_shardings=out_shardings)
     staged.__wrapped__ = fn
     return staged
 

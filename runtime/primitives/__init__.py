@@ -19,8 +19,9 @@ module                primitives
                       ``select_and_gather_add``, ``select_and_scatter_add``
 ``fft``               ``fft`` (StableHLO's FFT: FFT, IFFT, RFFT, IRFFT)
 ``custom_derivatives`` ``custom_jvp_call``, ``custom_vjp_call``, ``stop_gradient``
-``collectives``        ``psum``, ``pmax``, ``pmin``, ``all_gather``, ``psum_scatter``,
+``collectives``      ``psum``, ``pmax``, ``pmin``, ``all_gather``, ``psum_scatter``,
                       ``ppermute``, ``all_to_all``, ``axis_index``
+``sharding``          ``sharding_constraint`` (SPMD: `runtime.spmd`)
 ====================  ==========================================================
 
 Each module declares, for each of its primitives, the operand check and result type, the
@@ -38,3 +39,4 @@ from . import decompositions  # noqa: E402,F401  (issue 13: qr, eigh, eig; lu's 
 from . import complex_parts  # noqa: F401,E402  (issue 13: real, imag, complex, conj)
 from . import linalg_gpu  # noqa: E402,F401  (GPU lowerings of the linalg family, by platform)
 from . import collectives  # noqa: E402,F401  (issue 14: psum & co over pmap/vmap axes)
+from . import sharding  # noqa: E402,F401  (issue 14: sharding_constraint, for SPMD programs)
