@@ -11,9 +11,10 @@ scaling keeps the global batch fixed (each device gets ``global / n`` rows); wea
 keeps the per-device batch fixed (the global batch grows with ``n``).
 
 Each *system* is a pair (ours, theirs) measured side by side in the same process, the
-timed runs alternating: today ``spmd`` — ours `jit_ps(..., in_shardings=, out_shardings=)`
-vs ``jax.jit`` with the same shardings.  Another pair (ours ``pmap`` vs ``jax.pmap``) is
-added by writing its two builders and one `SYSTEMS` entry.  Per device count the script
+timed runs alternating: ``spmd`` — ours `jit_ps(..., in_shardings=, out_shardings=)`
+vs ``jax.jit`` with the same shardings (arguments placed once) — and ``pmap`` — ours
+``pmap`` with ``psum`` vs ``jax.pmap`` with ``lax.psum`` (NumPy arguments, split onto the
+devices at each call, by both).  Per device count the script
 prints the time per step of both, the ratio ours/jax (target ≤ 1.05), the collectives in
 both optimized HLO modules, and the speed-up slope (a least-squares fit of speed-up
 against device count).  The slope means something only on real devices: on CPU the
@@ -94,11 +95,50 @@ def spmd_jax(devices, w, x, y) -> Runner:
     return Runner(step, args, step.lower(*args).compile().as_text())
 
 
-# name: (ours, theirs, how the column is labelled).  A pmap pair goes here as
-# "pmap": (pmap_ours, pmap_jax, ("ours `pmap`", "`jax.pmap`")), its builders taking the
-# same (devices, w, x, y) and returning a Runner (x, y with a leading device axis).
+def _per_device(devices, x, y):
+    """``x``, ``y`` with a leading device axis, as ``pmap`` maps them."""
+    n = len(devices)
+    return x.reshape(n, x.shape[0] // n, *x.shape[1:]), y.reshape(n, y.shape[0] // n)
+
+
+def pmap_ours(devices, w, x, y) -> Runner:
+    import transpiler
+    step = transpiler.pmap(pmap_train_step, axis_name="batch", in_axes=(None, 0, 0),
+                           out_axes=None, devices=devices)
+    args = (w, *_per_device(devices, x, y))
+    return Runner(step, args, step.compile(*args).as_hlo_text())
+
+
+def pmap_jax(devices, w, x, y) -> Runner:
+    import jax
+    step = jax.pmap(jax_pmap_train_step, axis_name="batch", in_axes=(None, 0, 0),
+                    out_axes=None, devices=devices)
+    args = (w, *_per_device(devices, x, y))
+    return Runner(step, args, step.lower(*args).compile().as_text())
+
+
+def pmap_train_step(w, x, y):
+    """The step as one device's part (ours, as NumPy): its shard's gradient, summed over
+    the devices.  Both pmap systems take NumPy arguments, split at each call."""
+    from transpiler import psum
+    p = 1.0 / (1.0 + np.exp(-(x @ w)))
+    n = x.shape[0] * psum(1, "batch")
+    return w - LEARNING_RATE * psum(x.T @ (p - y), "batch") / n
+
+
+def jax_pmap_train_step(w, x, y):
+    import jax.numpy as jnp
+    from jax import lax
+    p = 1.0 / (1.0 + jnp.exp(-(x @ w)))
+    n = x.shape[0] * lax.psum(1, "batch")
+    return w - LEARNING_RATE * lax.psum(x.T @ (p - y), "batch") / n
+
+
+# name: (ours, theirs, how the column is labelled); the builders take (devices, w, x, y)
+# with the global batch and return a Runner.
 SYSTEMS = {
     "spmd": (spmd_ours, spmd_jax, ("ours SPMD `jit_ps`", "`jax.jit` (same shardings)")),
+    "pmap": (pmap_ours, pmap_jax, ("ours `pmap`", "`jax.pmap`")),
 }
 
 

@@ -88,12 +88,31 @@ def _axis_in(b, axis, bound, what):
     return int(axis) % bound
 
 
+def _static_reduction(name: str, leaf, size: int):
+    """``psum``/``pmean`` of a value every member holds alike, known while building: as
+    JAX does for a non-traced operand (``psum(1, axis)`` is the axis size, a Python
+    number), no collective is emitted.  (JAX sends ``pmax``/``pmin`` of a constant through
+    the collective, whose result is not weakly typed: so do we.)"""
+    if name == "psum":
+        return leaf * size
+    return leaf * size / size
+
+
+def _is_static(leaf) -> bool:
+    return not isinstance(leaf, Value) and isinstance(leaf, (bool, int, float, complex,
+                                                             np.ndarray, np.generic))
+
+
 def _reducing(name):
     def reduce(x, axis_name, *, axis_index_groups=None):
         _no_groups(axis_index_groups, name)
         b, frame = _bound(axis_name, name)
-        return _each_leaf(x, lambda leaf: collective(b, name, _lift(b, leaf), frame.name,
-                                                     frame.size))
+
+        def one(leaf):
+            if name == "psum" and _is_static(leaf):
+                return _static_reduction(name, leaf, frame.size)
+            return collective(b, name, _lift(b, leaf), frame.name, frame.size)
+        return _each_leaf(x, one)
     reduce.__name__ = reduce.__qualname__ = name
     reduce.__doc__ = (f"``lax.{name}``: the {name[1:]} of ``x`` (a pytree) over the "
                       "members of axis ``axis_name``, the same on each.")
@@ -110,8 +129,12 @@ def pmean(x, axis_name, *, axis_index_groups=None):
     """``lax.pmean``: ``psum(x) / axis size`` (true division, as NumPy's mean)."""
     _no_groups(axis_index_groups, "pmean")
     b, frame = _bound(axis_name, "pmean")
-    return _each_leaf(x, lambda leaf: collective(b, "psum", _lift(b, leaf), frame.name,
-                                                 frame.size) / frame.size)
+
+    def one(leaf):
+        if _is_static(leaf):
+            return _static_reduction("pmean", leaf, frame.size)
+        return collective(b, "psum", _lift(b, leaf), frame.name, frame.size) / frame.size
+    return _each_leaf(x, one)
 
 
 @_primitive

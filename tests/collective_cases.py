@@ -69,6 +69,20 @@ def test_psum_of_a_pytree_and_of_python_numbers():
                                               np.full(N, N, np.int64))}, X, Y)
 
 
+def test_psum_and_pmean_of_python_numbers_need_no_collective():
+    """As JAX: ``psum(1, axis)`` is the axis size while building; ``pmean(3)`` is 3.0."""
+    X = draw((N, 2), np.float64)
+
+    def sizes(x):
+        return x * T.psum(1, "i"), T.pmean(3, "i") + x
+    check(sizes, (X * N, 3.0 + X), X)
+    assert '"stablehlo.all_reduce"' not in pmap(sizes, "i").lower(X)
+    with jax.enable_x64(True):
+        theirs = jax.pmap(lambda x: (x * jax.lax.psum(1, "i"), jax.lax.pmean(3, "i") + x),
+                          "i")(X)
+    assert_same(pmap(sizes, "i")(X), tuple(np.asarray(v) for v in theirs))
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("axis", [0, 1, 2, -1])
 def test_all_gather_stacks(dtype, axis):
