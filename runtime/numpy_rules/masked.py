@@ -69,7 +69,8 @@ class Masked:
     made, for error messages.
     """
 
-    __slots__ = ("data", "axis", "k", "length", "mask", "what", "origin")
+    __slots__ = ("_data", "axis", "k", "length", "mask", "what", "origin", "in_place",
+                 "begin")
     __array_ufunc__ = None   # ndarray + Masked: NumPy defers to Masked.__radd__
 
     def __init__(self, data: Value, axis: int, *, length: Value | None = None,
@@ -78,6 +79,36 @@ class Masked:
         self.k = 1 if mask is None else mask.ndim
         # where it was made: the error's place when it escapes where no line is current
         self.origin = current_builder().location if has_builder() else None
+
+    # A window may also be held *in place*: ``in_place`` is the data with element j at
+    # position ``begin + j`` (as in the array it was sliced from), and ``data`` (the
+    # left-aligned form every rule reads) is shifted from it only when first read.  The
+    # rules that keep positions (element-wise operations of windows that start alike, a
+    # product along the free axis, an assignment through a slice with the same start) use
+    # ``in_place`` and never shift: ``cov[i:, i] = data[:, i] @ data[:, i:]`` is one
+    # matrix-vector product and a masked write, not two shifts of a matrix per step.
+
+    @property
+    def data(self) -> Value:
+        if self._data is None:
+            self._data = _shift_left(current_builder(), self.in_place, self.axis, self.begin)
+        return self._data
+
+    @data.setter
+    def data(self, value: Value) -> None:
+        self._data, self.in_place, self.begin = value, None, None
+
+    @classmethod
+    def window_in_place(cls, in_place: Value, axis: int, begin: Value, length: Value,
+                        what: str = "a slice with a traced bound") -> "Masked":
+        out = cls(None, axis, length=length, what=what)
+        out.in_place, out.begin = in_place, begin
+        return out
+
+    def with_in_place(self, in_place: Value, axis: int) -> "Masked":
+        out = Masked.window_in_place(in_place, axis, self.begin, self.length, self.what)
+        out.origin = self.origin
+        return out
 
     @property
     def is_window(self) -> bool:
@@ -402,12 +433,27 @@ def elementwise(b: Builder, rule, args, kwargs) -> Masked:
     ref = masked[0]
     for other in masked[1:]:
         _line_up(b, ref, other)
+    if _all_in_place_alike(masked) and not (is_active("div") and
+                                            dtypes.is_integer(ref.dtype)):
+        data = [a.in_place if isinstance(a, Masked) else _plain_operand(b, a, ref)
+                for a in args]
+        result = rule(b, *data, **kwargs)
+        right = ref.in_place.ndim - ref.axis - 1
+        return ref.with_in_place(result, result.ndim - right - 1)
     masked = iter(_common_extent(b, masked))
     data = [_lane_data(b, next(masked)) if isinstance(a, Masked) else
             _plain_operand(b, a, ref) for a in args]
     result = rule(b, *data, **kwargs)
     right = ref.data.ndim - ref.axis - ref.k   # data axes right of the masked ones
     return ref.with_data(result, result.ndim - right - ref.k)
+
+
+def _all_in_place_alike(masked: list) -> bool:
+    """Windows held in place, all starting at one position of axes of one extent."""
+    first = masked[0]
+    return all(m.in_place is not None for m in masked) and all(
+        m.in_place.shape[m.axis] == first.in_place.shape[first.axis] and
+        same_value(m.begin, first.begin) for m in masked[1:])
 
 
 def _method_map(b: Builder, rule, m, *args, **kwargs):
@@ -571,9 +617,14 @@ def _product_along_free_axis(b: Builder, value_rule, x, y):
     if not m.is_window or m.ndim != 2 or other_ndim not in (1, 2):
         return None
     if m is y and m.axis == 1:        # (k,) @ (k, M) or (n, k) @ (k, M): M is the last axis
+        if m.in_place is not None:
+            result = value_rule(b, other, m.in_place)
+            return m.with_in_place(result, result.ndim - 1)
         result = value_rule(b, other, m.data)
         return m.with_data(result, axis=result.ndim - 1)
     if m is x and m.axis == 0:        # (N, k) @ (k,) or (N, k) @ (k, m): N is the first axis
+        if m.in_place is not None:
+            return m.with_in_place(value_rule(b, m.in_place, other), 0)
         return m.with_data(value_rule(b, m.data, other), axis=0)
     return None
 
@@ -752,8 +803,9 @@ def window(b: Builder, full: Value, axis: int, start, stop) -> Masked:
     begin = _clipped_bound(b, start, n, 0)
     end = _clipped_bound(b, stop, n, n)
     length = b.max(b.sub(end, begin), b.constant(0, dtypes.int64))
-    data = full if _starts_at_0(start, n) else _shift_left(b, full, axis, begin)
-    return Masked(data, axis, length=length)
+    if _starts_at_0(start, n):
+        return Masked(full, axis, length=length)
+    return Masked.window_in_place(full, axis, begin, length)
 
 
 def _starts_at_0(start, n: int) -> bool:
@@ -792,19 +844,30 @@ def setitem_window(b: Builder, take, put, x: Value, index, value, mode: str,
         new = elementwise(b, lambda b_, cur, v: combine(b_, mode, cur, v, dtype),
                           (current, value), {})
     n = sub.shape[axis]
+    begin = _clipped_bound(b, item.start, n, 0)
+    if new.in_place is not None and new.in_place.shape[axis] == n and \
+            same_value(new.begin, begin):   # in place already: no shift
+        written = b.select(_inside(b, sub.shape, axis, begin, current.length),
+                           broadcast_to(b, new.in_place, sub.shape), sub)
+        return written if sub is x else put(b, x, rest, written)
     data = new.data
     if data.shape[axis] < n:   # trimmed to a shorter operand's extent: pad back
         high = [0] * data.ndim
         high[axis] = n - data.shape[axis]
         data = b.pad(data, b.constant(np.zeros((), data.dtype)), [0] * data.ndim, high)
     data = broadcast_to(b, data, sub.shape)
-    begin = _clipped_bound(b, item.start, n, 0)
     placed = data if _starts_at_0(item.start, n) else _shift_right(b, data, axis, begin)
+    written = b.select(_inside(b, sub.shape, axis, begin, current.length), placed, sub)
+    return written if sub is x else put(b, x, rest, written)
+
+
+def _inside(b: Builder, shape: tuple, axis: int, begin: Value, length: Value) -> Value:
+    """A bool `Value` of ``shape``: positions ``begin <= j < begin + length`` of ``axis``."""
+    n = shape[axis]
     lanes = b.iota((n,), dtypes.int64)
     inside = b.and_(b.ge(lanes, b.broadcast_in_dim(begin, (n,), ())),
-                    b.lt(lanes, b.broadcast_in_dim(b.add(begin, current.length), (n,), ())))
-    written = b.select(b.broadcast_in_dim(inside, sub.shape, (axis,)), placed, sub)
-    return written if sub is x else put(b, x, rest, written)
+                    b.lt(lanes, b.broadcast_in_dim(b.add(begin, length), (n,), ())))
+    return b.broadcast_in_dim(inside, shape, (axis,))
 
 
 def _is_full(item) -> bool:
