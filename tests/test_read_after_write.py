@@ -152,3 +152,29 @@ def suffix_reduction(x, n):
 ], ids=["correlation", "elementwise", "reduction"])
 def test_windows_at_traced_starts(fn, args, static):
     same_updates(fn, *args, static=static)
+
+
+def csr_rows(A_row, A_col, A_val, x):
+    y = np.empty(A_row.size - 1, A_val.dtype)
+    for i in range(A_row.size - 1):        # x[cols] gathered in place, the dot in place
+        cols = A_col[A_row[i]:A_row[i + 1]]
+        vals = A_val[A_row[i]:A_row[i + 1]]
+        y[i] = vals @ x[cols] + vals.max(initial=-1.0) + np.mean(x[cols] * 1j).imag
+    return y
+
+
+def rings(data, radius, npt):
+    res = np.zeros(npt)
+    rmax = radius.max()
+    for i in range(npt):
+        inside = np.logical_and(rmax * i / npt <= radius, radius < rmax * (i + 1) / npt)
+        res[i] = data[inside].mean() + (data[inside] * 1j).mean().imag
+    return res
+
+
+def test_csr_rows_and_masked_means():
+    rows = np.array([0, 2, 2, 5, 6], np.uint32)          # an empty row
+    cols = np.array([1, 3, 0, 2, 3, 1], np.uint32)
+    same_updates(csr_rows, rows, cols, grid((6,)), grid((4,), seed=1))
+    radius = np.random.default_rng(3).random(50)
+    same_updates(rings, grid((50,)), radius, 7, static=("npt",))

@@ -150,6 +150,16 @@ class Masked:
             return self.length
         return b.reduce(b.convert(self.mask, dtypes.int64), "sum", range(self.k))
 
+    def filled_in_place(self, b: Builder, fill) -> Value:
+        """Like `filled`, but a window held in place stays there: for a reduction over
+        the masked axis, where positions along it do not matter."""
+        if self.in_place is None:
+            return self.filled(b, fill)
+        other = b.broadcast_in_dim(b.constant(np.asarray(fill, self.dtype)),
+                                   self.in_place.shape, ())
+        return b.select(_inside(b, self.in_place.shape, self.axis, self.begin, self.length),
+                        self.in_place, other)
+
     def filled(self, b: Builder, fill) -> Value:
         """``data`` with ``fill`` (a scalar of its dtype) where nothing is."""
         other = b.broadcast_in_dim(b.constant(np.asarray(fill, self.dtype)), self.data.shape, ())
@@ -516,7 +526,7 @@ def _filled_reduction(fill_of, nothing_is_nan: bool = False):
                           f"known when the program runs (made by {m.what})", _HINT)
         axes = _reduced_axes(b, m, axis, name)
         # the identity where nothing is; ``initial`` is then applied by the rule itself
-        result = value_rule(b, m.filled(b, fill_of(m.dtype)), axis=axes, **kwargs)
+        result = value_rule(b, m.filled_in_place(b, fill_of(m.dtype)), axis=axes, **kwargs)
         if nothing_is_nan and kwargs.get("initial") is None:
             result = _empty_extremum(b, m, result)
         return result
@@ -579,8 +589,15 @@ def _mean(b: Builder, value_rule, m, axis=None, dtype=None, **kwargs):
     requested = None if dtype is None else np.dtype(dtype)
     out = np.asarray(np.mean(np.ones((1,), m.dtype), dtype=requested)).dtype
     acc = np.dtype(np.float32) if out == np.float16 else out
-    total = sum_rule(b, m.filled(b, 0), axis=axes, dtype=acc, **kwargs)
-    count = b.mul(m.count(b), b.constant(_static_count(m, axes), dtypes.int64))
+    total = sum_rule(b, m.filled_in_place(b, 0), axis=axes, dtype=acc, **kwargs)
+    if not m.is_window and acc in (np.float64, np.complex128):
+        # counted in float64 (exact below 2**53): XLA:CPU sums it in one fused pass, where
+        # an int64 count is a separate array of the mask's size and a tree of reductions
+        f64 = np.dtype(np.float64)
+        count = b.mul(b.reduce(b.convert(m.mask, f64), "sum", range(m.k)),
+                      b.constant(float(_static_count(m, axes)), f64))
+    else:
+        count = b.mul(m.count(b), b.constant(_static_count(m, axes), dtypes.int64))
     count = b.broadcast_in_dim(b.convert(count, acc), total.shape, ())
     return b.convert(b.div(total, count), out)
 
@@ -601,6 +618,8 @@ def _dot(b: Builder, value_rule, x, y, *args, **kwargs):
                       "needs both operands 1-d and made the same way (two slices of one "
                       "length, or one mask)", _HINT)
     _line_up(b, x, y)
+    if _all_in_place_alike([x, y]):   # both in place, at one start: no shift
+        return value_rule(b, x.filled_in_place(b, 0), y.filled_in_place(b, 0))
     x, y = _common_extent(b, [x, y])
     return value_rule(b, x.filled(b, 0), y.filled(b, 0))
 
@@ -691,6 +710,10 @@ def _getitem(b: Builder, value_rule, x, index):
     x = lift(b, x)
     # (the gather clamps, so lanes where nothing is read in bounds; under the 'index'
     # check they read index 0, so that what is not there cannot fail it)
+    if index.in_place is not None:   # the gather keeps the positions: stays in place
+        data = value_rule(b, x, index.filled_in_place(b, 0) if is_active("index") else
+                          index.in_place)
+        return index.with_in_place(data, index.axis)
     data = value_rule(b, x, index.filled(b, 0) if is_active("index") else index.data)
     return index.with_data(data)
 
