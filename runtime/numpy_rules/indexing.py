@@ -212,6 +212,11 @@ def _item(b: Builder, item):
             return item
         if item.dtype.kind in "iu":
             return int(item) if item.ndim == 0 else item
+    if isinstance(item, masked.Masked):
+        raise b.error(PSCValueError, f"an index array made by {item.what}, whose length is "
+                      "only known when the program runs, can only index alone (x[cols]), "
+                      "not in a tuple with other indices",
+                      "index the full arrays and select: x[i, j] = np.where(mask, v, x[i, j])")
     raise b.error(PSCTypeError, _INVALID_INDEX)
 
 

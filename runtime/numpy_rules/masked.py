@@ -855,7 +855,8 @@ def setitem_window(b: Builder, take, put, x: Value, index, value, mode: str,
                       "length is only known when the program runs, so it cannot be checked "
                       "against the indexed part", "assign it through the same slice or mask "
                       "(y[:k] = f(x[:k]), Z[I] = f(Z[I])), or use np.where")
-    rest, axis, item, _ = _window_items(b, x.shape, index, traced_slice_position(index))
+    position = traced_slice_position(index)
+    rest, axis, item, _ = _window_items(b, x.shape, index, position)
     whole = all(_is_full(o) for o in rest)
     sub = x if whole and len(rest) <= 1 else take(b, x, rest)
     current = window(b, sub, axis, item.start, item.stop)
@@ -870,8 +871,11 @@ def setitem_window(b: Builder, take, put, x: Value, index, value, mode: str,
     begin = _clipped_bound(b, item.start, n, 0)
     if new.in_place is not None and new.in_place.shape[axis] == n and \
             same_value(new.begin, begin):   # in place already: no shift
-        written = b.select(_inside(b, sub.shape, axis, begin, current.length),
-                           broadcast_to(b, new.in_place, sub.shape), sub)
+        placed = broadcast_to(b, new.in_place, sub.shape)
+        if sub is not x and _scatters_alone(rest, position):
+            return _scatter_inside(b, put, x, rest, position, placed, axis, begin,
+                                   current.length)
+        written = b.select(_inside(b, sub.shape, axis, begin, current.length), placed, sub)
         return written if sub is x else put(b, x, rest, written)
     data = new.data
     if data.shape[axis] < n:   # trimmed to a shorter operand's extent: pad back
@@ -882,6 +886,47 @@ def setitem_window(b: Builder, take, put, x: Value, index, value, mode: str,
     placed = data if _starts_at_0(item.start, n) else _shift_right(b, data, axis, begin)
     written = b.select(_inside(b, sub.shape, axis, begin, current.length), placed, sub)
     return written if sub is x else put(b, x, rest, written)
+
+
+def _scatters_alone(rest: tuple, position: int) -> bool:
+    """Can a line through ``x`` (``rest``: ':' at the window's ``position``, the other
+    items slices or scalar integers) be written as a scatter whose index array takes the
+    window's place?  Its result keeps the line's axis order when the scalar items and the
+    window are one run (NumPy puts the advanced axes there), and the out-of-range lanes
+    it drops must not meet the 'index' check."""
+    if is_active("index"):
+        return False
+    run = []
+    for i, item in enumerate(rest):
+        if i == position:
+            run.append(i)
+        elif isinstance(item, slice):
+            if not _is_full(item):
+                return False
+        elif isinstance(item, (int, np.integer)) or (isinstance(item, Value) and
+                                                      item.ndim == 0 and
+                                                      dtypes.is_integer(item.dtype)):
+            run.append(i)
+        else:
+            return False
+    return run == list(range(run[0], run[-1] + 1))
+
+
+def _scatter_inside(b: Builder, put, x: Value, rest: tuple, position: int, placed: Value,
+                    axis: int, begin: Value, length: Value) -> Value:
+    """``x`` with the window of the line ``x[rest]`` set from ``placed`` (the line's shape,
+    the window in place): a scatter at the window's lanes, the other lanes sent out of
+    range, so dropped.  Unlike a select against the line, it does not read ``x``, which
+    keeps a second line written in the same step (``cov[i:, i] = cov[i, i:] = v``) an
+    update in place."""
+    n = placed.shape[axis]
+    lanes = b.iota((n,), dtypes.int64)
+    inside = b.and_(b.ge(lanes, b.broadcast_in_dim(begin, (n,), ())),
+                    b.lt(lanes, b.broadcast_in_dim(b.add(begin, length), (n,), ())))
+    target = b.select(inside, lanes, b.broadcast_in_dim(b.constant(n, dtypes.int64), (n,), ()))
+    items = list(rest)
+    items[position] = target
+    return put(b, x, tuple(items), placed)
 
 
 def _inside(b: Builder, shape: tuple, axis: int, begin: Value, length: Value) -> Value:
