@@ -903,13 +903,17 @@ def _scatters_alone(rest: tuple, position: int) -> bool:
         elif isinstance(item, slice):
             if not _is_full(item):
                 return False
-        elif isinstance(item, (int, np.integer)) or (isinstance(item, Value) and
-                                                      item.ndim == 0 and
-                                                      dtypes.is_integer(item.dtype)):
+        elif _is_scalar_index(item):
             run.append(i)
         else:
             return False
     return run == list(range(run[0], run[-1] + 1))
+
+
+def _is_scalar_index(item) -> bool:
+    if isinstance(item, Value):
+        return item.ndim == 0 and dtypes.is_integer(item.dtype)
+    return isinstance(item, (int, np.integer)) and not isinstance(item, (bool, np.bool_))
 
 
 def _scatter_inside(b: Builder, put, x: Value, rest: tuple, position: int, placed: Value,
