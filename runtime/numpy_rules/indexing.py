@@ -707,10 +707,10 @@ def _stored_at(b: Builder, x, plan: _Plan, depth: int = 0) -> Value | None:
     _, key, update, written_plan, before = record
     if key == _store_key(plan):
         return update
-    if depth >= _READ_THROUGH_DEPTH:
+    # Only one-element reads look further: a block read from the array before would keep
+    # that array alive past the write, which then cannot be done in place (stencils).
+    if depth >= _READ_THROUGH_DEPTH or not (_one_element(plan) and _one_element(written_plan)):
         return None
-    if not (_one_element(plan) and _one_element(written_plan)):
-        return _read_through_block(b, record, plan, x.shape, depth)
     same = _same_element(b, written_plan, plan, x.shape)
     older = _stored_at(b, before, plan, depth + 1)
     if older is None and same is not True:
@@ -729,114 +729,6 @@ def _overwritten(b: Builder, x: Value, plan: _Plan) -> Value:
     if record is not None and record[0] is x and record[1] == _store_key(plan):
         return record[4]
     return x
-
-
-def _block(plan: _Plan, shape: tuple) -> list | None:
-    """Per axis of a basic index with no new axes: ``(low, high)`` for a slice of step 1
-    (or of one element), the entry itself for an integer or a traced scalar; None for
-    other indices."""
-    if plan.advanced or plan.windows or plan.shape != tuple(shape):
-        return None
-    block = []
-    for e in plan.entries:
-        if isinstance(e, range):
-            if len(e) > 1 and e.step != 1:
-                return None
-            low = min(e) if len(e) else 0
-            block.append((low, low + len(e)))
-        elif isinstance(e, (Value, int, np.integer)):
-            block.append(e)
-        else:
-            return None
-    return block
-
-
-def _one_position(b: Builder, e, n: int):
-    """An integer entry as a position in ``[0, n)``: a static int (None when out of
-    range), or an int64 `Value` (wrapped as NumPy counts from the end)."""
-    if isinstance(e, Value):
-        return _traced_index(b, e, n, np.dtype(np.int64))
-    e = int(e)
-    return e % n if -n <= e < n else None
-
-
-def _read_through_block(b: Builder, record, plan: _Plan, shape: tuple, depth: int):
-    """``x[plan]`` where ``x`` is ``before`` with a block written: the block read from
-    ``before``, with the part the write covered patched in from the value written (at
-    traced positions, where the two blocks turn out to overlap)."""
-    _, _, update, written_plan, before = record
-    written, read = _block(written_plan, shape), _block(plan, shape)
-    if written is None or read is None:
-        return None
-    int64 = np.dtype(np.int64)
-    overlap, at_read, at_update, sizes = None, [], [], []
-
-    def also(test):
-        nonlocal overlap
-        overlap = test if overlap is None else b.and_(overlap, test)
-
-    for w, r, n in zip(written, read, shape):
-        if isinstance(w, tuple) and isinstance(r, tuple):
-            low, high = max(w[0], r[0]), min(w[1], r[1])
-            if low >= high:
-                return _older(b, before, plan, depth)   # the blocks do not meet
-            at_read.append(low - r[0])
-            at_update.append(low - w[0])
-            sizes.append(high - low)
-            continue
-        one, span = (w, r) if isinstance(r, tuple) else (r, w)
-        position = _one_position(b, one, n)
-        if position is None:
-            return None
-        if isinstance(span, tuple):   # one element of the other block's slice
-            if isinstance(position, int):
-                if not span[0] <= position < span[1]:
-                    return _older(b, before, plan, depth)
-            else:
-                also(_within_positions(b, position, span))
-            offset = position - span[0] if isinstance(position, int) else \
-                b.sub(position, b.constant(span[0], int64))
-            at_read.append(offset if one is w else 0)
-            at_update.append(offset if one is r else 0)
-        else:                         # an element on both sides
-            other = _one_position(b, span, n)
-            if other is None:
-                return None
-            if isinstance(position, int) and isinstance(other, int):
-                if position != other:
-                    return _older(b, before, plan, depth)
-            elif not (isinstance(span, Value) and span is one):
-                also(b.eq(*(b.constant(v, int64) if isinstance(v, int) else v
-                            for v in (position, other))))
-            at_read.append(0)
-            at_update.append(0)
-        sizes.append(1)
-    older = _older(b, before, plan, depth)
-    box = [hi - lo if isinstance(e, tuple) else 1 for e, (lo, hi) in
-           zip(read, [e if isinstance(e, tuple) else (0, 1) for e in read])]
-    wbox = [e[1] - e[0] if isinstance(e, tuple) else 1 for e in written]
-    region = b.reshape(older, box)
-    patch = b.dynamic_slice(b.reshape(update, wbox), _positions(b, at_update), sizes)
-    patched = b.dynamic_update_slice(region, patch, _positions(b, at_read))
-    if overlap is not None:
-        patched = b.select(b.broadcast_in_dim(overlap, patched.shape, ()), patched, region)
-    return b.reshape(patched, older.shape)
-
-
-def _within_positions(b: Builder, position: Value, span: tuple) -> Value:
-    int64 = np.dtype(np.int64)
-    return b.and_(b.ge(position, b.constant(span[0], int64)),
-                  b.lt(position, b.constant(span[1], int64)))
-
-
-def _positions(b: Builder, positions) -> list:
-    int64 = np.dtype(np.int64)
-    return [p if isinstance(p, Value) else b.constant(p, int64) for p in positions]
-
-
-def _older(b: Builder, before: Value, plan: _Plan, depth: int) -> Value:
-    older = _stored_at(b, before, plan, depth + 1)
-    return _take(b, before, plan) if older is None else older
 
 
 def _one_element(plan: _Plan) -> bool:
