@@ -1,11 +1,12 @@
 """Reads of what a subscript assignment just wrote (NPBench's cholesky, lu, seidel_2d,
 covariance): ``A[i, j] -= s; A[i, j] /= A[j, j]``, ``cov[i:, i] = cov[i, i:] = v``.
 
-`runtime.numpy_rules.indexing` answers such a read from the value written (and the array
-before the write, where the read and the write only partly meet), so that XLA can update
-the array in place; these tests check that every such answer is NumPy's, including the
-cases where two traced indices turn out equal when the program runs, negative indices, and
-blocks that meet in part or not at all.  Each test runs the function under NumPy and under
+`runtime.numpy_rules.indexing` answers such a read from the value written (one-element
+reads at another index from the array before, selecting the value written where the two
+indices turn out equal), and `masked` writes a window of a line through an array as a
+scatter, so that XLA can update the array in place; these tests check that every answer
+is NumPy's, including traced indices equal at run time, negative indices, and blocks that
+meet in part or not at all (read from the array written, as before).  Each test runs the function under NumPy and under
 jit_ps on copies of the same arguments.
 """
 from __future__ import annotations
