@@ -123,7 +123,44 @@ def inplace_numpy(name: str, target, *args, **kwargs):
     array, of ``target``'s dtype and shape."""
     from .numpy_rules.index_functions import FUNCTIONAL_FORMS
     from .translation import _resolve_object
+    function = _resolve_object(name)
+    if isinstance(function, np.ufunc):
+        return ufunc_into(function, target, *args, **kwargs)
     if not has_traced((target, args, kwargs)):
-        _resolve_object(name)(target, *args, **kwargs)
+        function(target, *args, **kwargs)
         return target
     return FUNCTIONAL_FORMS[name](current_builder(), target, *args, **kwargs)
+
+
+def ufunc_into(ufunc: np.ufunc, *args, **kwargs):
+    """The new value of ``out`` after ``ufunc(*inputs, out, where=..., casting=...)`` (or
+    ``out=out``), which writes the result into ``out`` as NumPy does: the inputs broadcast
+    to ``out``'s shape, the result is cast to ``out``'s dtype under ``casting`` (default
+    ``same_kind``), and where ``where`` is False ``out`` keeps its value."""
+    inputs, out = list(args[:ufunc.nin]), args[ufunc.nin:]
+    out = out[0] if out else kwargs.pop("out")
+    if isinstance(out, tuple) and len(out) == 1:
+        out = out[0]
+    where = kwargs.pop("where", True)
+    if not has_traced((inputs, out, where, kwargs)):
+        ufunc(*inputs, out=out, where=where, **kwargs)
+        return out
+    b = current_builder()
+    if not isinstance(out, (np.ndarray, Value)):
+        raise b.error(PSCTypeError, f"np.{ufunc.__name__}: the out argument must be an "
+                      f"array, not {type(out).__name__}", "pass an array, or use the result")
+    casting = kwargs.pop("casting", "same_kind")
+    result = translate(b, ufunc, *inputs, **kwargs)
+    if not np.can_cast(result.dtype, out.dtype, casting):
+        raise b.error(PSCTypeError, f"Cannot cast ufunc '{ufunc.__name__}' output from "
+                      f"dtype('{result.dtype}') to dtype('{out.dtype}') with casting rule "
+                      f"'{casting}'", "give an out array of the result's dtype")
+    shape = tuple(out.shape)
+    if np.broadcast_shapes(result.shape, shape) != shape:
+        raise b.error(PSCShapeError, f"non-broadcastable output operand with shape {shape} "
+                      f"doesn't match the broadcast shape "
+                      f"{np.broadcast_shapes(result.shape, shape)}")
+    result = translate(b, np.broadcast_to, result.astype(out.dtype), shape)
+    if where is not True:
+        result = translate(b, np.where, where, result, out)
+    return result

@@ -527,3 +527,71 @@ def test_a_transform_of_an_updating_function_is_refused():
 
     with pytest.raises(PSCSyntaxError, match="transform"):
         jit_ps(grad(energy))(np.ones(3))
+
+
+# --- unpacking into elements (NPBench's nbody: `KE[0], PE[0] = energy(...)`) ---------------
+
+def _sum_and_max(v):
+    return np.sum(v), np.max(v)
+
+
+def test_unpacking_into_elements_assigns_each_target():
+    def history(v, n):
+        totals = np.zeros(n + 1)
+        peaks = np.ndarray(n + 1, dtype=np.float64)
+        peaks[:] = 0.0
+        totals[0], peaks[0] = _sum_and_max(v)
+        for i in range(n):
+            v += 1.0
+            totals[i + 1], peaks[i + 1] = _sum_and_max(v)
+        return totals, peaks
+
+    same_updates(history, grid((4,)), 3, static=("n",))
+
+
+def test_unpacking_mixes_names_elements_and_a_starred_target_left_to_right():
+    def mixed(a, b):
+        i, a[i], *rest = 2, b[0], b[1], b[2]
+        (a[0], j), b[1] = (b[2] * 2.0, 1), a[2]
+        return i, j, rest
+
+    same_updates(mixed, grid((4,)), grid((3,), seed=1))
+
+
+# --- ufuncs with `out` (NPBench's mandelbrot2: `np.multiply(Z, Z, Z)`) ---------------------
+
+def ufunc_out_forms(a, b, c, flags):
+    np.multiply(a, b, c)                       # positional out, an argument: written back
+    np.add(c, 1, out=c)                        # keyword out
+    np.logical_not(flags, flags)               # a unary ufunc
+    z = np.zeros(a.shape)
+    np.subtract(a, 1.0, out=(z,), where=flags)  # a one-tuple, and where= keeps z elsewhere
+    k = np.zeros(a.shape, np.int32)
+    np.floor_divide(7, 2, k)                   # scalar inputs broadcast to out's shape
+    return z, k
+
+
+def test_ufunc_out_updates_the_variable_and_the_callers_array():
+    same_updates(ufunc_out_forms, grid((4, 3)), grid((3,), seed=1), np.zeros((4, 3)),
+                 grid((4, 3), seed=2) > 0)
+
+
+def test_ufunc_out_keeps_the_out_dtype_and_refuses_numpys_casting_error():
+    def into_float32(a, out):
+        np.multiply(a, 3.0, out)
+    same_updates(into_float32, grid((3,)), np.zeros(3, np.float32))
+
+    def into_int(a, out):
+        np.multiply(a, 3.0, out)
+    with pytest.raises(TypeError) as numpy_error:
+        into_int(grid((3,)), np.zeros(3, np.int64))
+    with pytest.raises(PSCTypeError, match="same_kind"):
+        jit_ps(into_int)(grid((3,)), np.zeros(3, np.int64))
+    assert "same_kind" in str(numpy_error.value)
+
+
+def test_ufunc_out_whose_result_is_used_is_a_clear_error():
+    def used(a, out):
+        return np.add(a, 1.0, out) * 2.0
+    with pytest.raises(PSCTypeError, match="on its own line"):
+        jit_ps(used)(grid((3,)), np.zeros(3))

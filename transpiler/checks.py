@@ -19,8 +19,8 @@ from runtime.purity import MUTATING_METHODS, impure_qualname
 from .analysis.activity import analyze_scopes, scope_of
 from .analysis.helper_updates import UNMAPPABLE
 from .anno import Anno, getanno, setanno
-from .analysis.binding_time import (is_inplace_function_call, is_inplace_method_call,
-                                     is_shape_target)
+from .analysis.binding_time import (inplace_function_target, is_inplace_function_call,
+                                    is_inplace_method_call, is_shape_target)
 from .analysis.resolve import Kind, RuntimeResolver, annotate_names, resolution_of
 from .loading import closure_values
 from .source import function_source
@@ -337,6 +337,10 @@ class _SubsetChecker(gast.NodeVisitor):
                         self.rebound.setdefault(name.id, name)
 
     def _check_target(self, target, assignment: str = "="):
+        if isinstance(target, (gast.Tuple, gast.List, gast.Starred)):   # `a[0], b = v`
+            for element in getattr(target, "elts", None) or [target.value]:
+                self._check_target(element, assignment)
+            return
         if is_shape_target(target) and assignment == "=":
             self._check_shape_assignment(target)
             return
@@ -402,8 +406,9 @@ class _SubsetChecker(gast.NodeVisitor):
         if is_inplace_method_call(node):
             self._check_modified(func.value.id, node, f"`{func.value.id}.{func.attr}(...)`")
         elif is_inplace_function_call(node) and id(node) in self.expression_calls:
-            self._check_modified(node.args[0].id, node,
-                                 f"`{gast.unparse(func).strip()}({node.args[0].id}, ...)`")
+            target = inplace_function_target(node).id
+            self._check_modified(target, node,
+                                 f"`{gast.unparse(func).strip()}(..., {target}, ...)`")
 
     def _check_mutating_method(self, node) -> None:
         """``COUNTER.append(1)``, ``STATE["log"].extend(v)``, ``params.pop()``: a method
@@ -544,7 +549,7 @@ class _PurityChecker(_SubsetChecker):
         pass
 
     def _check_target(self, target, assignment: str = "="):
-        if isinstance(target, gast.Subscript):
+        if isinstance(target, (gast.Subscript, gast.Tuple, gast.List, gast.Starred)):
             super()._check_target(target, assignment)
 
     def _argument_aliases(self) -> set[str]:

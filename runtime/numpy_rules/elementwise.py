@@ -24,9 +24,11 @@ from ._core import (cast, full_like_value, lift, promote_and_broadcast, resolve_
 def apply_ufunc(b: Builder, ufunc: np.ufunc, impl, args, kwargs) -> Value:
     """NumPy semantics around ``impl(b, *operands)``: loop dtypes, broadcasting, weakness."""
     dtype = kwargs.pop("dtype", None)
-    if kwargs.pop("out", None) is not None:
-        raise b.error(PSCTypeError, f"np.{ufunc.__name__}(..., out=...) writes into an "
-                      "array, which PSC functions cannot do", "use the returned value")
+    if kwargs.pop("out", None) is not None or len(args) == ufunc.nin + ufunc.nout:
+        raise b.error(PSCTypeError, f"np.{ufunc.__name__}(..., out) whose result is used: "
+                      "PSC writes into `out` only in a call statement of its own",
+                      f"write `np.{ufunc.__name__}(..., out)` on its own line (the variable "
+                      "is updated, as NumPy's array is), or use the returned value")
     if kwargs:
         raise b.error(PSCTypeError, f"np.{ufunc.__name__}: unsupported keyword arguments "
                       f"{sorted(kwargs)}")

@@ -212,6 +212,11 @@ def _item(b: Builder, item):
             return item
         if item.dtype.kind in "iu":
             return int(item) if item.ndim == 0 else item
+    if isinstance(item, masked.Masked):
+        raise b.error(PSCValueError, f"an index array made by {item.what}, whose length is "
+                      "only known when the program runs, can only index alone (x[cols]), "
+                      "not in a tuple with other indices",
+                      "index the full arrays and select: x[i, j] = np.where(mask, v, x[i, j])")
     raise b.error(PSCTypeError, _INVALID_INDEX)
 
 
@@ -375,6 +380,9 @@ def getitem(b: Builder, x, index) -> Value:
     if _traced_mask(index) is not None:   # a selection of run-time length
         return masked.getitem_selection(b, x, index, _traced_mask(index))
     plan = _parse(b, x.shape, index)
+    stored = _stored_at(b, x, plan)
+    if stored is not None:
+        return stored
     y = b.reshape(x, plan.shape)
     if plan.windows:
         y, plan = _open_windows(b, y, plan)[1:]
@@ -520,6 +528,11 @@ def _traced_index(b: Builder, v: Value, size: int, dtype) -> Value:
     below ``-size`` stays negative, so out of range).  Out-of-range indices are left so:
     gather and the dynamic slices clamp them, a scatter drops their updates."""
     signed = dtypes.is_integer(v.dtype) and not dtypes.is_unsigned(v.dtype)
+    known = _known_range(v)
+    if known is not None and 0 <= known[0] and known[1] < size:   # a loop index in range
+        return b.convert(v, dtype)
+    if known is not None and -size <= known[0] and known[1] < 0:
+        return b.add(b.convert(v, dtype), b.constant(size, dtype))
     if is_active("index"):
         _guard_index(b, v, size, signed)
     v = b.convert(v, dtype)
@@ -528,6 +541,20 @@ def _traced_index(b: Builder, v: Value, size: int, dtype) -> Value:
         wrapped = b.add(v, b.broadcast_in_dim(b.constant(size, dtype), v.shape, ()))
         v = b.select(b.lt(v, zeros), wrapped, v)
     return v
+
+
+def _known_range(v: Value) -> tuple[int, int] | None:
+    """Inclusive bounds of a traced integer scalar known while the program is built
+    (`runtime.index_facts`: a staged loop's index and affine forms of it), or None."""
+    if v.ndim != 0 or v.dtype.kind not in "iu":
+        return None
+    return affine(v).interval()
+
+
+def _in_range(e, n: int) -> bool:
+    """Is the traced index ``e`` known to lie in ``[-n, n)``?"""
+    known = _known_range(e)
+    return known is not None and -n <= known[0] and known[1] < n
 
 
 def _guard_index(b: Builder, v: Value, size: int, signed: bool) -> None:
@@ -598,19 +625,132 @@ def setitem(b: Builder, x, index, value, mode: str = "set") -> Value:
         starts, block, inner = _open_windows(b, y, plan)
         written = _set_plan(b, block, inner, value, mode)
         return b.reshape(b.dynamic_update_slice(y, written, starts), x.shape)
-    return b.reshape(_set_plan(b, y, plan, value, mode), x.shape)
+    # writing the elements an earlier write made `x` with: write into the array before it
+    base = _overwritten(b, x, plan)
+    updated = []
+    result = b.reshape(_set_plan(b, y, plan, value, mode, updated,
+                                 into=b.reshape(base, plan.shape)), x.shape)
+    _remember_store(b, result, plan, updated[0], base)
+    return result
 
 
-def _set_plan(b: Builder, y: Value, plan: _Plan, value, mode: str) -> Value:
+def _set_plan(b: Builder, y: Value, plan: _Plan, value, mode: str, updated=None,
+              into: Value | None = None) -> Value:
+    """``y`` with ``y[plan] (mode)= value``; ``into``: the array to write into instead of
+    ``y`` (one that differs from ``y`` at most in the elements written)."""
     target = _result_shape(b, plan)
     if mode == "set":
         update = _cast(b, value, y.dtype)
     else:
-        update = _combine(b, mode, _take(b, y, plan), value, y.dtype, plan.scalar)
+        current = _stored_at(b, y, plan) if y.shape == plan.shape else None
+        current = _take(b, y, plan) if current is None else current
+        update = _combine(b, mode, current, value, y.dtype, plan.scalar)
     update = _fit(b, update, target)
+    if updated is not None:
+        updated.append(update)
     if 0 in target:
         return y
-    return _write(b, y, plan, update)
+    return _write(b, y if into is None else into, plan, update)
+
+
+# --- reading back what was just written ---------------------------------------------------
+#
+# ``A[i, j] -= s; A[i, j] /= A[j, j]`` reads ``A`` after the first statement wrote it.  Read
+# from the new array, the write cannot happen in place (XLA copies the whole array, twice
+# per statement in a loop).  The value is known without it: each array that a basic index
+# (integers, traced scalars, slices) wrote remembers the index, the value written and the
+# array before; a read of the same index returns the value (basic indices never repeat an
+# element), and a read of one element at another index reads the array before, selecting
+# the written value where the two indices turn out equal at run time.
+
+_READ_THROUGH_DEPTH = 4   # writes a one-element read looks through
+
+
+def _store_key(plan: _Plan):
+    if plan.advanced or plan.windows:
+        return None
+    entries = []
+    for e in plan.entries:
+        if isinstance(e, Value):
+            entries.append(("traced", e.id))
+        elif isinstance(e, range):
+            entries.append(("slice", e.start, e.stop, e.step))
+        elif isinstance(e, (int, np.integer)):
+            entries.append(("int", int(e)))
+        else:
+            return None
+    return plan.shape, tuple(entries), plan.scalar
+
+
+def _stores(b: Builder) -> dict:
+    stores = getattr(b, "_psc_element_stores", None)
+    if stores is None:
+        stores = b._psc_element_stores = {}
+    return stores
+
+
+def _remember_store(b: Builder, written: Value, plan: _Plan, update: Value,
+                    before: Value) -> None:
+    key = _store_key(plan)
+    if key is not None and written is not before:
+        # the record keeps the plan's traced entries alive, so their ids stay theirs
+        _stores(b)[written.id] = (written, key, update, plan, before)
+
+
+def _stored_at(b: Builder, x, plan: _Plan, depth: int = 0) -> Value | None:
+    """``x[plan]`` from what the write that made ``x`` remembers; None when unknown."""
+    if not isinstance(x, Value):
+        return None
+    record = _stores(b).get(x.id)
+    if record is None or record[0] is not x:
+        return None
+    _, key, update, written_plan, before = record
+    if key == _store_key(plan):
+        return update
+    # Only one-element reads look further: a block read from the array before would keep
+    # that array alive past the write, which then cannot be done in place (stencils).
+    if depth >= _READ_THROUGH_DEPTH or not (_one_element(plan) and _one_element(written_plan)):
+        return None
+    same = _same_element(b, written_plan, plan, x.shape)
+    older = _stored_at(b, before, plan, depth + 1)
+    if older is None and same is not True:
+        older = _take(b, before, plan)
+    if same is False:
+        return older
+    if same is True:
+        return update
+    return b.select(same, update, older)
+
+
+def _overwritten(b: Builder, x: Value, plan: _Plan) -> Value:
+    """The array before the write that made ``x``, when that write wrote exactly the
+    elements of ``plan`` (``A[i, j] -= s; A[i, j] /= d``: one update of ``A``); else ``x``."""
+    record = _stores(b).get(x.id)
+    if record is not None and record[0] is x and record[1] == _store_key(plan):
+        return record[4]
+    return x
+
+
+def _one_element(plan: _Plan) -> bool:
+    return plan.scalar and not plan.advanced and not plan.windows and all(
+        isinstance(e, (Value, int, np.integer)) for e in plan.entries)
+
+
+def _same_element(b: Builder, first: _Plan, second: _Plan, shape: tuple):
+    """Do two one-element indices name the same element: True, False, or a traced bool."""
+    dtype = np.dtype(np.int64)
+    test = None
+    for e, f, n in zip(first.entries, second.entries, shape):
+        if not isinstance(e, Value) and not isinstance(f, Value):
+            if int(e) % n != int(f) % n:
+                return False
+            continue
+        if e is f:
+            continue
+        equal = b.eq(*(_traced_index(b, v, n, dtype) if isinstance(v, Value) else
+                       b.constant(int(v) % n, dtype) for v in (e, f)))
+        test = equal if test is None else b.and_(test, equal)
+    return True if test is None else test
 
 
 def add_at(b: Builder, x, index, value) -> Value:
@@ -700,14 +840,17 @@ def _write_block(b: Builder, y: Value, plan: _Plan, update: Value) -> Value:
     starts = [_traced_index(b, e, n, dtype) if isinstance(e, Value) else
               b.constant(_window_start(e) if isinstance(e, range) else e, dtype)
               for e, n in zip(plan.entries, y.shape)]
-    written = b.dynamic_update_slice(y, update, starts)
     # dynamic_update_slice clamps its starts, which would write over a neighbour: a write
-    # at an out-of-range traced index is dropped instead (see the module docstring).
+    # at an out-of-range traced index is dropped instead (see the module docstring), by
+    # writing back what the clamped window holds.  Selecting on the window, not on the
+    # whole array, keeps the update in place (``y`` is read only by the window's slice).
     traced = [(start, n) for e, start, n in zip(plan.entries, starts, y.shape)
-              if isinstance(e, Value)]
-    if not traced:
-        return written
-    return b.select(_all_in_bounds(b, traced, dtype), written, y)
+              if isinstance(e, Value) and not _in_range(e, n)]
+    if traced:
+        held = b.dynamic_slice(y, starts, update.shape)
+        update = b.select(b.broadcast_in_dim(_all_in_bounds(b, traced, dtype),
+                                             update.shape, ()), update, held)
+    return b.dynamic_update_slice(y, update, starts)
 
 
 def _all_in_bounds(b: Builder, starts, dtype) -> Value:

@@ -69,7 +69,8 @@ class Masked:
     made, for error messages.
     """
 
-    __slots__ = ("data", "axis", "k", "length", "mask", "what", "origin")
+    __slots__ = ("_data", "axis", "k", "length", "mask", "what", "origin", "in_place",
+                 "begin")
     __array_ufunc__ = None   # ndarray + Masked: NumPy defers to Masked.__radd__
 
     def __init__(self, data: Value, axis: int, *, length: Value | None = None,
@@ -78,6 +79,36 @@ class Masked:
         self.k = 1 if mask is None else mask.ndim
         # where it was made: the error's place when it escapes where no line is current
         self.origin = current_builder().location if has_builder() else None
+
+    # A window may also be held *in place*: ``in_place`` is the data with element j at
+    # position ``begin + j`` (as in the array it was sliced from), and ``data`` (the
+    # left-aligned form every rule reads) is shifted from it only when first read.  The
+    # rules that keep positions (element-wise operations of windows that start alike, a
+    # product along the free axis, an assignment through a slice with the same start) use
+    # ``in_place`` and never shift: ``cov[i:, i] = data[:, i] @ data[:, i:]`` is one
+    # matrix-vector product and a masked write, not two shifts of a matrix per step.
+
+    @property
+    def data(self) -> Value:
+        if self._data is None:
+            self._data = _shift_left(current_builder(), self.in_place, self.axis, self.begin)
+        return self._data
+
+    @data.setter
+    def data(self, value: Value) -> None:
+        self._data, self.in_place, self.begin = value, None, None
+
+    @classmethod
+    def window_in_place(cls, in_place: Value, axis: int, begin: Value, length: Value,
+                        what: str = "a slice with a traced bound") -> "Masked":
+        out = cls(None, axis, length=length, what=what)
+        out.in_place, out.begin = in_place, begin
+        return out
+
+    def with_in_place(self, in_place: Value, axis: int) -> "Masked":
+        out = Masked.window_in_place(in_place, axis, self.begin, self.length, self.what)
+        out.origin = self.origin
+        return out
 
     @property
     def is_window(self) -> bool:
@@ -118,6 +149,16 @@ class Masked:
         if self.is_window:
             return self.length
         return b.reduce(b.convert(self.mask, dtypes.int64), "sum", range(self.k))
+
+    def filled_in_place(self, b: Builder, fill) -> Value:
+        """Like `filled`, but a window held in place stays there: for a reduction over
+        the masked axis, where positions along it do not matter."""
+        if self.in_place is None:
+            return self.filled(b, fill)
+        other = b.broadcast_in_dim(b.constant(np.asarray(fill, self.dtype)),
+                                   self.in_place.shape, ())
+        return b.select(_inside(b, self.in_place.shape, self.axis, self.begin, self.length),
+                        self.in_place, other)
 
     def filled(self, b: Builder, fill) -> Value:
         """``data`` with ``fill`` (a scalar of its dtype) where nothing is."""
@@ -402,12 +443,27 @@ def elementwise(b: Builder, rule, args, kwargs) -> Masked:
     ref = masked[0]
     for other in masked[1:]:
         _line_up(b, ref, other)
+    if _all_in_place_alike(masked) and not (is_active("div") and
+                                            dtypes.is_integer(ref.dtype)):
+        data = [a.in_place if isinstance(a, Masked) else _plain_operand(b, a, ref)
+                for a in args]
+        result = rule(b, *data, **kwargs)
+        right = ref.in_place.ndim - ref.axis - 1
+        return ref.with_in_place(result, result.ndim - right - 1)
     masked = iter(_common_extent(b, masked))
     data = [_lane_data(b, next(masked)) if isinstance(a, Masked) else
             _plain_operand(b, a, ref) for a in args]
     result = rule(b, *data, **kwargs)
     right = ref.data.ndim - ref.axis - ref.k   # data axes right of the masked ones
     return ref.with_data(result, result.ndim - right - ref.k)
+
+
+def _all_in_place_alike(masked: list) -> bool:
+    """Windows held in place, all starting at one position of axes of one extent."""
+    first = masked[0]
+    return all(m.in_place is not None for m in masked) and all(
+        m.in_place.shape[m.axis] == first.in_place.shape[first.axis] and
+        same_value(m.begin, first.begin) for m in masked[1:])
 
 
 def _method_map(b: Builder, rule, m, *args, **kwargs):
@@ -470,7 +526,7 @@ def _filled_reduction(fill_of, nothing_is_nan: bool = False):
                           f"known when the program runs (made by {m.what})", _HINT)
         axes = _reduced_axes(b, m, axis, name)
         # the identity where nothing is; ``initial`` is then applied by the rule itself
-        result = value_rule(b, m.filled(b, fill_of(m.dtype)), axis=axes, **kwargs)
+        result = value_rule(b, m.filled_in_place(b, fill_of(m.dtype)), axis=axes, **kwargs)
         if nothing_is_nan and kwargs.get("initial") is None:
             result = _empty_extremum(b, m, result)
         return result
@@ -533,8 +589,15 @@ def _mean(b: Builder, value_rule, m, axis=None, dtype=None, **kwargs):
     requested = None if dtype is None else np.dtype(dtype)
     out = np.asarray(np.mean(np.ones((1,), m.dtype), dtype=requested)).dtype
     acc = np.dtype(np.float32) if out == np.float16 else out
-    total = sum_rule(b, m.filled(b, 0), axis=axes, dtype=acc, **kwargs)
-    count = b.mul(m.count(b), b.constant(_static_count(m, axes), dtypes.int64))
+    total = sum_rule(b, m.filled_in_place(b, 0), axis=axes, dtype=acc, **kwargs)
+    if not m.is_window and acc in (np.float64, np.complex128):
+        # counted in float64 (exact below 2**53): XLA:CPU sums it in one fused pass, where
+        # an int64 count is a separate array of the mask's size and a tree of reductions
+        f64 = np.dtype(np.float64)
+        count = b.mul(b.reduce(b.convert(m.mask, f64), "sum", range(m.k)),
+                      b.constant(float(_static_count(m, axes)), f64))
+    else:
+        count = b.mul(m.count(b), b.constant(_static_count(m, axes), dtypes.int64))
     count = b.broadcast_in_dim(b.convert(count, acc), total.shape, ())
     return b.convert(b.div(total, count), out)
 
@@ -555,6 +618,8 @@ def _dot(b: Builder, value_rule, x, y, *args, **kwargs):
                       "needs both operands 1-d and made the same way (two slices of one "
                       "length, or one mask)", _HINT)
     _line_up(b, x, y)
+    if _all_in_place_alike([x, y]):   # both in place, at one start: no shift
+        return value_rule(b, x.filled_in_place(b, 0), y.filled_in_place(b, 0))
     x, y = _common_extent(b, [x, y])
     return value_rule(b, x.filled(b, 0), y.filled(b, 0))
 
@@ -571,9 +636,14 @@ def _product_along_free_axis(b: Builder, value_rule, x, y):
     if not m.is_window or m.ndim != 2 or other_ndim not in (1, 2):
         return None
     if m is y and m.axis == 1:        # (k,) @ (k, M) or (n, k) @ (k, M): M is the last axis
+        if m.in_place is not None:
+            result = value_rule(b, other, m.in_place)
+            return m.with_in_place(result, result.ndim - 1)
         result = value_rule(b, other, m.data)
         return m.with_data(result, axis=result.ndim - 1)
     if m is x and m.axis == 0:        # (N, k) @ (k,) or (N, k) @ (k, m): N is the first axis
+        if m.in_place is not None:
+            return m.with_in_place(value_rule(b, m.in_place, other), 0)
         return m.with_data(value_rule(b, m.data, other), axis=0)
     return None
 
@@ -640,6 +710,10 @@ def _getitem(b: Builder, value_rule, x, index):
     x = lift(b, x)
     # (the gather clamps, so lanes where nothing is read in bounds; under the 'index'
     # check they read index 0, so that what is not there cannot fail it)
+    if index.in_place is not None:   # the gather keeps the positions: stays in place
+        data = value_rule(b, x, index.filled_in_place(b, 0) if is_active("index") else
+                          index.in_place)
+        return index.with_in_place(data, index.axis)
     data = value_rule(b, x, index.filled(b, 0) if is_active("index") else index.data)
     return index.with_data(data)
 
@@ -752,8 +826,9 @@ def window(b: Builder, full: Value, axis: int, start, stop) -> Masked:
     begin = _clipped_bound(b, start, n, 0)
     end = _clipped_bound(b, stop, n, n)
     length = b.max(b.sub(end, begin), b.constant(0, dtypes.int64))
-    data = full if _starts_at_0(start, n) else _shift_left(b, full, axis, begin)
-    return Masked(data, axis, length=length)
+    if _starts_at_0(start, n):
+        return Masked(full, axis, length=length)
+    return Masked.window_in_place(full, axis, begin, length)
 
 
 def _starts_at_0(start, n: int) -> bool:
@@ -780,7 +855,8 @@ def setitem_window(b: Builder, take, put, x: Value, index, value, mode: str,
                       "length is only known when the program runs, so it cannot be checked "
                       "against the indexed part", "assign it through the same slice or mask "
                       "(y[:k] = f(x[:k]), Z[I] = f(Z[I])), or use np.where")
-    rest, axis, item, _ = _window_items(b, x.shape, index, traced_slice_position(index))
+    position = traced_slice_position(index)
+    rest, axis, item, _ = _window_items(b, x.shape, index, position)
     whole = all(_is_full(o) for o in rest)
     sub = x if whole and len(rest) <= 1 else take(b, x, rest)
     current = window(b, sub, axis, item.start, item.stop)
@@ -792,19 +868,78 @@ def setitem_window(b: Builder, take, put, x: Value, index, value, mode: str,
         new = elementwise(b, lambda b_, cur, v: combine(b_, mode, cur, v, dtype),
                           (current, value), {})
     n = sub.shape[axis]
+    begin = _clipped_bound(b, item.start, n, 0)
+    if new.in_place is not None and new.in_place.shape[axis] == n and \
+            same_value(new.begin, begin):   # in place already: no shift
+        placed = broadcast_to(b, new.in_place, sub.shape)
+        if sub is not x and _scatters_alone(rest, position):
+            return _scatter_inside(b, put, x, rest, position, placed, axis, begin,
+                                   current.length)
+        written = b.select(_inside(b, sub.shape, axis, begin, current.length), placed, sub)
+        return written if sub is x else put(b, x, rest, written)
     data = new.data
     if data.shape[axis] < n:   # trimmed to a shorter operand's extent: pad back
         high = [0] * data.ndim
         high[axis] = n - data.shape[axis]
         data = b.pad(data, b.constant(np.zeros((), data.dtype)), [0] * data.ndim, high)
     data = broadcast_to(b, data, sub.shape)
-    begin = _clipped_bound(b, item.start, n, 0)
     placed = data if _starts_at_0(item.start, n) else _shift_right(b, data, axis, begin)
+    written = b.select(_inside(b, sub.shape, axis, begin, current.length), placed, sub)
+    return written if sub is x else put(b, x, rest, written)
+
+
+def _scatters_alone(rest: tuple, position: int) -> bool:
+    """Can a line through ``x`` (``rest``: ':' at the window's ``position``, the other
+    items slices or scalar integers) be written as a scatter whose index array takes the
+    window's place?  Its result keeps the line's axis order when the scalar items and the
+    window are one run (NumPy puts the advanced axes there), and the out-of-range lanes
+    it drops must not meet the 'index' check."""
+    if is_active("index"):
+        return False
+    run = []
+    for i, item in enumerate(rest):
+        if i == position:
+            run.append(i)
+        elif isinstance(item, slice):
+            if not _is_full(item):
+                return False
+        elif _is_scalar_index(item):
+            run.append(i)
+        else:
+            return False
+    return run == list(range(run[0], run[-1] + 1))
+
+
+def _is_scalar_index(item) -> bool:
+    if isinstance(item, Value):
+        return item.ndim == 0 and dtypes.is_integer(item.dtype)
+    return isinstance(item, (int, np.integer)) and not isinstance(item, (bool, np.bool_))
+
+
+def _scatter_inside(b: Builder, put, x: Value, rest: tuple, position: int, placed: Value,
+                    axis: int, begin: Value, length: Value) -> Value:
+    """``x`` with the window of the line ``x[rest]`` set from ``placed`` (the line's shape,
+    the window in place): a scatter at the window's lanes, the other lanes sent out of
+    range, so dropped.  Unlike a select against the line, it does not read ``x``, which
+    keeps a second line written in the same step (``cov[i:, i] = cov[i, i:] = v``) an
+    update in place."""
+    n = placed.shape[axis]
     lanes = b.iota((n,), dtypes.int64)
     inside = b.and_(b.ge(lanes, b.broadcast_in_dim(begin, (n,), ())),
-                    b.lt(lanes, b.broadcast_in_dim(b.add(begin, current.length), (n,), ())))
-    written = b.select(b.broadcast_in_dim(inside, sub.shape, (axis,)), placed, sub)
-    return written if sub is x else put(b, x, rest, written)
+                    b.lt(lanes, b.broadcast_in_dim(b.add(begin, length), (n,), ())))
+    target = b.select(inside, lanes, b.broadcast_in_dim(b.constant(n, dtypes.int64), (n,), ()))
+    items = list(rest)
+    items[position] = target
+    return put(b, x, tuple(items), placed)
+
+
+def _inside(b: Builder, shape: tuple, axis: int, begin: Value, length: Value) -> Value:
+    """A bool `Value` of ``shape``: positions ``begin <= j < begin + length`` of ``axis``."""
+    n = shape[axis]
+    lanes = b.iota((n,), dtypes.int64)
+    inside = b.and_(b.ge(lanes, b.broadcast_in_dim(begin, (n,), ())),
+                    b.lt(lanes, b.broadcast_in_dim(b.add(begin, length), (n,), ())))
+    return b.broadcast_in_dim(inside, shape, (axis,))
 
 
 def _is_full(item) -> bool:

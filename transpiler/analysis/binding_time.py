@@ -15,6 +15,7 @@ Annotates every expression node with `Anno.BINDING_TIME`.
 from __future__ import annotations
 
 import gast
+import numpy as np
 
 from runtime.public_names import STATIC_RANGE
 
@@ -44,21 +45,50 @@ def is_inplace_method_call(node) -> bool:
 
 def is_inplace_function_call(node) -> bool:
     """``np.put(name, ...)`` and the other `INPLACE_FUNCTIONS` with a variable as the
-    array, which rebind ``name`` once rewritten (`rules/inplace_methods.py`)."""
-    if not (isinstance(node, gast.Call) and node.args and
-            isinstance(node.args[0], gast.Name)):
-        return False
+    array, and a ufunc given a variable as its ``out`` (``np.add(a, b, name)``,
+    ``np.add(a, b, out=name)``): they rebind ``name`` once rewritten
+    (`rules/inplace_methods.py`)."""
+    return inplace_function_target(node) is not None
+
+
+def inplace_function_target(node) -> gast.Name | None:
+    """The variable an in-place NumPy function call writes into, or None."""
+    if not isinstance(node, gast.Call):
+        return None
     resolved = resolution_of(node.func)
-    return resolved is not None and resolved.qualname in INPLACE_FUNCTIONS
+    if resolved is None or resolved.qualname is None:
+        return None
+    if resolved.qualname in INPLACE_FUNCTIONS:
+        target = node.args[0] if node.args else None
+    else:
+        target = _ufunc_out_argument(node, resolved.qualname)
+    return target if isinstance(target, gast.Name) else None
+
+
+def _ufunc_out_argument(node, qualname: str):
+    """The ``out`` of a NumPy ufunc call with one output: the argument after the inputs,
+    or ``out=name`` / ``out=(name,)``."""
+    ufunc = getattr(np, qualname[len("numpy."):], None) if \
+        qualname.count(".") == 1 and qualname.startswith("numpy.") else None
+    if not isinstance(ufunc, np.ufunc) or ufunc.nout != 1:
+        return None
+    if len(node.args) == ufunc.nin + 1:
+        return node.args[ufunc.nin]
+    for keyword in node.keywords:
+        if keyword.arg == "out":
+            value = keyword.value
+            if isinstance(value, gast.Tuple) and len(value.elts) == 1:
+                value = value.elts[0]
+            return value
+    return None
 
 
 def inplace_target(node) -> str | None:
     """The variable an in-place method or function call statement rebinds, or None."""
     if is_inplace_method_call(node):
         return node.func.value.id
-    if is_inplace_function_call(node):
-        return node.args[0].id
-    return None
+    target = inplace_function_target(node)
+    return target.id if target is not None else None
 
 
 def is_shape_target(target) -> bool:

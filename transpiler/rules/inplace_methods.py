@@ -27,7 +27,8 @@ from __future__ import annotations
 
 import gast
 
-from ..analysis.binding_time import is_inplace_function_call, is_inplace_method_call
+from ..analysis.binding_time import (inplace_function_target, is_inplace_function_call,
+                                     is_inplace_method_call)
 from ..analysis.resolve import resolution_of
 from .base import Rule, load, runtime_call, with_origin
 
@@ -41,10 +42,10 @@ class InPlaceMethods(Rule):
     def visit_Expr(self, node):
         call = node.value
         if is_inplace_function_call(call):
-            name = call.args[0].id
+            name = inplace_function_target(call).id
             qualname = gast.Constant(resolution_of(call.func).qualname, None)
             helper = runtime_call(self.context.runtime_alias, "inplace_numpy", qualname,
-                                  load(name), *call.args[1:], keywords=call.keywords)
+                                  *call.args, keywords=call.keywords)
         elif is_inplace_method_call(call):
             name = call.func.value.id
             helper = runtime_call(self.context.runtime_alias, f"inplace_{call.func.attr}",

@@ -62,6 +62,18 @@ def _load(node):
     return node
 
 
+def _unpacks_into_elements(target) -> bool:
+    """A tuple or list target with an element assignment in it (``a[0], b[0] = v``)."""
+    if not isinstance(target, (gast.Tuple, gast.List)):
+        return False
+    return any(isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Store)
+               for n in gast.walk(target))
+
+
+def _as_list(statements):
+    return statements if isinstance(statements, list) else [statements]
+
+
 class SubscriptAssignment(Rule):
     """``x[i] = v`` -> ``x = psc.setitem(x, i, v)``; ``x[i] += v`` adds a mode."""
 
@@ -82,6 +94,8 @@ class SubscriptAssignment(Rule):
         return gast.Name(target.value.id, gast.Store(), None, None), updated
 
     def visit_Assign(self, node):
+        if len(node.targets) == 1 and _unpacks_into_elements(node.targets[0]):
+            return self._unpacked(node)
         if not any(isinstance(t, gast.Subscript) for t in node.targets):
             return node
         if len(node.targets) != 1:
@@ -105,6 +119,26 @@ class SubscriptAssignment(Rule):
             else:
                 statements.append(with_origin(gast.Assign([target], _load(value), None), node))
         return statements
+
+    def _unpacked(self, node, prefix: str = "unpacked"):
+        """``a[0], b[0] = v``: unpack ``v`` into fresh variables, then assign each target
+        from left to right, as Python does (so ``i, x[i] = v`` indexes with the new ``i``).
+        A nested target unpacks its variable likewise (names ``prefix_k_j``)."""
+        target = node.targets[0]
+        temporaries, statements = [], []
+        for k, element in enumerate(target.elts):
+            name = fresh_name(f"{prefix}_{k}", self.function)
+            starred = isinstance(element, gast.Starred)
+            store = gast.Name(name, gast.Store(), None, None)
+            temporaries.append(gast.Starred(store, gast.Store()) if starred else store)
+            inner = with_origin(gast.Assign([element.value if starred else element],
+                                            load(name), None), node)
+            if _unpacks_into_elements(inner.targets[0]):
+                statements.extend(self._unpacked(inner, name))
+            else:
+                statements.extend(_as_list(self.visit_Assign(inner)))
+        unpack = gast.Assign([type(target)(temporaries, gast.Store())], node.value, None)
+        return [with_origin(unpack, node)] + statements
 
     def visit_AugAssign(self, node):
         if not isinstance(node.target, gast.Subscript):
