@@ -371,6 +371,44 @@ def test_in_process_cache_hit_equals_numpy(tmp_path, monkeypatch):
     assert after.executables.hits - before.executables.hits == 1
 
 
+def test_a_changed_transpiler_is_a_miss(tmp_path, monkeypatch):
+    """Text an older transpiler generated is never served: its code is in the key."""
+    from tests.conftest import assert_same
+    from transpiler import cache_info, jit_ps, module_cache
+    monkeypatch.setenv(disk_cache.CACHE_DIR_ENV, str(tmp_path))
+
+    def h(a):
+        return np.sin(a) * a.sum()
+
+    a = np.linspace(-1.0, 2.0, 5)
+    assert_same(jit_ps(h)(a), h(a))
+    before = cache_info()
+    assert_same(jit_ps(h)(a), h(a))
+    assert cache_info().modules.hits - before.modules.hits == 1
+    monkeypatch.setattr(module_cache, "toolchain_stamp", lambda: "an edited transpiler")
+    before = cache_info()
+    assert_same(jit_ps(h)(a), h(a))
+    assert cache_info().modules.hits == before.modules.hits
+    assert cache_info().modules.misses - before.modules.misses == 1
+
+
+def test_toolchain_stamp_follows_the_transpilers_files(tmp_path, monkeypatch):
+    from transpiler import module_cache
+    stamp = module_cache.toolchain_stamp()
+    assert stamp == module_cache.toolchain_stamp() and len(stamp) == 64
+    root = os.path.join(ROOT, "transpiler")
+    path = os.path.join(root, sorted(f for f in os.listdir(root) if f.endswith(".py"))[0])
+    stat = os.stat(path)
+    try:
+        os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+        module_cache.toolchain_stamp.cache_clear()
+        assert module_cache.toolchain_stamp() != stamp
+    finally:
+        os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+        module_cache.toolchain_stamp.cache_clear()
+    assert module_cache.toolchain_stamp() == stamp
+
+
 def test_program_with_host_callbacks_is_not_cached(tmp_path, monkeypatch):
     from transpiler import cache_info, debug_print, jit_ps
     monkeypatch.setenv(disk_cache.CACHE_DIR_ENV, str(tmp_path))

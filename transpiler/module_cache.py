@@ -8,6 +8,10 @@ writes it; it is used only when it passes the same test as a module on disk
 
 * the function's `FunctionSource.digest` (the transpiler's version, the function's text
   and position, its static argument names, its module's imports), its file and name;
+* the transpiler's own code (`toolchain_stamp`: each source file of `transpiler/` and
+  `emit/` by size and modification time), so that an edited or upgraded transpiler
+  never serves text an older one generated (the version number alone does not change
+  between a developer's edits);
 * what its free names denote *now* (`dependencies`): the transpile resolves each name
   from the live globals and closure (a NumPy function, a primitive, a user function, a
   value...), and rewrites a call of a user function that updates its arguments in place,
@@ -17,7 +21,9 @@ writes it; it is used only when it passes the same test as a module on disk
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
+import os
 import types
 
 from emit.fileformat import is_intact, records_function
@@ -35,10 +41,32 @@ class ModuleKey:
     name: str                   # the function's name
     module_name: str            # fn.__module__
     dependencies: str           # `dependencies` of the function
+    toolchain: str              # `toolchain_stamp()`: the transpiler code that wrote it
 
 
 def module_key(fn, name: str, source_file: str, source_digest: str) -> ModuleKey:
-    return ModuleKey(source_digest, source_file, name, fn.__module__, dependencies(fn))
+    return ModuleKey(source_digest, source_file, name, fn.__module__, dependencies(fn),
+                     toolchain_stamp())
+
+
+_TOOLCHAIN_PACKAGES = ("transpiler", "emit")
+
+
+@functools.cache
+def toolchain_stamp() -> str:
+    """SHA-256 over (path, size, mtime) of every Python file of the packages that
+    generate module text; stat calls only (no reads), once per process."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    entries = []
+    for package in _TOOLCHAIN_PACKAGES:
+        for folder, subfolders, files in os.walk(os.path.join(root, package)):
+            subfolders[:] = sorted(d for d in subfolders if d != "__pycache__")
+            for file in sorted(f for f in files if f.endswith(".py")):
+                path = os.path.join(folder, file)
+                stat = os.stat(path)
+                entries.append(f"{os.path.relpath(path, root)}:{stat.st_size}:"
+                               f"{stat.st_mtime_ns}")
+    return hashlib.sha256("\n".join(entries).encode()).hexdigest()
 
 
 def load(key: ModuleKey) -> str | None:
