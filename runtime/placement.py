@@ -70,7 +70,10 @@ def device_put(x, device=None):
     they are, others go to the default backend's first device uncommitted.  Dtypes are
     kept (float64 stays float64; a Python scalar becomes a 0-d array of NumPy's type for
     it), and a NumPy array is copied, so mutating it later leaves the result alone."""
-    if isinstance(device, Sharding) and len(device.device_set) > 1:
+    if isinstance(device, NamedSharding) or (isinstance(device, Sharding) and
+                                             len(device.device_set) > 1):
+        # (a mesh of one device too: the arrays keep its NamedSharding, as jax's do, so
+        # an SPMD function over that mesh takes them as they are)
         return _put_sharded(x, device)
     committed = device is not None
     target = as_device(device) if committed else get_client(None).local_devices()[0]

@@ -411,8 +411,10 @@ def put(value, sharding: NamedSharding, dtype=None):
     with that sharding as it is; otherwise the shards of this process's devices are cut
     from the global value (a jax array on another sharding is gathered first)."""
     if type(value) is _ArrayImpl:
-        if value.sharding == sharding and (dtype is None or value.dtype == dtype):
-            return value
+        if (dtype is None or value.dtype == dtype) and (
+                value.sharding == sharding or
+                value.sharding.is_equivalent_to(sharding, value.ndim)):
+            return value   # (e.g. one device's array for a mesh of that one device)
         if not value.is_fully_addressable:
             raise PSCValueError(
                 f"an argument sharded as {value.sharding} is needed as {sharding}, which "

@@ -195,6 +195,26 @@ def test_sharded_arrays_are_passed_as_they_are_and_can_be_put(mesh1):
     assert_same(plain(y), (np.arange(16.0) + 1) * 2)
 
 
+def test_a_mesh_of_one_device_takes_its_arrays_as_they_are():
+    """As jax: device_put on a one-device mesh keeps the NamedSharding, and the SPMD
+    function over that mesh takes such arrays (and its own results) without a copy, on the
+    C++ dispatcher from the second call."""
+    from runtime.spmd import put
+    one = NamedSharding(Mesh(np.array(jax.devices()[:1]), ("batch",)), P("batch"))
+    x = device_put(np.arange(8.0), one)
+    assert x.sharding == one and x.dtype == np.float64
+    assert put(x, one) is x
+    on_device = jax.device_put(np.arange(8.0), jax.devices()[0])
+    assert put(on_device, one) is on_device   # an equivalent sharding: no copy either
+    f = jit_ps(lambda x: x * 2.0 + 1.0, in_shardings=one, out_shardings=one)
+    y = x
+    for _ in range(4):
+        y = f(y)
+        assert y.sharding == one
+    assert_same(np.asarray(y), ((((np.arange(8.0) * 2 + 1) * 2 + 1) * 2 + 1) * 2 + 1))
+    assert f._cpp_misses == 1 and f._cpp_calls == 4
+
+
 def gram_plus_column_sums(x):
     return x @ x.T + x.sum(axis=0)
 
