@@ -7,6 +7,9 @@ that the transpiler stages; jax: ``jax.lax.fori_loop``).  Each program's source 
 to its own temporary ``.py`` file and imported, so every measurement starts from a new
 function object: nothing is cached, neither by us nor by jax (jax's tracing and compilation
 caches key on the function object and the lowered module; its persistent cache is off).
+Our persistent caches are off too (``PSC_CACHE_DIR`` is set empty before anything is
+imported): programs of the same size lower to the same StableHLO, whose executable a later
+program would otherwise load from disk instead of compiling.
 
 * ours: *transpile* = ``jit_ps(fn)`` (read and parse the source, analyze, generate and
   compile the builder module); *first call* = signature, build the XLA computation by
@@ -46,6 +49,10 @@ import time
 import types
 
 import numpy as np
+
+# Cold means cold: no generated module and no compiled executable from the persistent
+# caches (`runtime.disk_cache`), whatever the environment says.
+os.environ["PSC_CACHE_DIR"] = ""
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from dispatch import cpu_model, ready, write_section  # noqa: E402  (sibling benchmark)

@@ -22,6 +22,7 @@ from .anno import Anno, getanno, setanno
 from .analysis.binding_time import (is_inplace_function_call, is_inplace_method_call,
                                      is_shape_target)
 from .analysis.resolve import Kind, RuntimeResolver, annotate_names, resolution_of
+from .analysis.walk import NodeVisitor
 from .loading import closure_values
 from .source import function_source
 
@@ -52,7 +53,7 @@ _SIDE_EFFECTS = {"builtins.exec": "exec() runs code the transpiler cannot see",
                  "builtins.delattr": "delattr() mutates an object"}
 
 
-class _SubsetChecker(gast.NodeVisitor):
+class _SubsetChecker(NodeVisitor):
     def __init__(self, source, function: gast.FunctionDef, static=frozenset(),
                  nested: bool = False):
         self.source = source
@@ -533,7 +534,7 @@ class _PurityChecker(_SubsetChecker):
     is fine, and what it does to its own arguments is its caller's business."""
 
     def generic_visit(self, node):
-        gast.NodeVisitor.generic_visit(self, node)
+        NodeVisitor.generic_visit(self, node)
 
     def visit_Import(self, node):
         pass

@@ -15,6 +15,7 @@ import gast
 from runtime.errors import PSCSyntaxError, SourceLocation
 
 from .file_outline import last_line, outline_of
+from .gast_conversion import parse as parse_gast
 from .version import __version__
 
 
@@ -51,7 +52,7 @@ class FunctionSource:
         return SourceLocation(self.file, line, col)
 
     def parse(self) -> gast.FunctionDef:
-        module = gast.parse(self.text)
+        module = parse_gast(self.text)
         if self.lambda_at is not None:
             return _lambda_as_function(module, self.lambda_at)
         node = module.body[0]
@@ -105,7 +106,7 @@ def _lambda_source(fn) -> FunctionSource:
     positions = [(line, col) for line, _, col, _ in fn.__code__.co_positions()
                  if line is not None and col is not None]
     best, best_count = None, 0
-    for node in gast.walk(gast.parse(text)):
+    for node in gast.walk(parse_gast(text)):
         if isinstance(node, gast.Lambda):
             begin = (node.body.lineno, node.body.col_offset)
             end = (node.body.end_lineno, node.body.end_col_offset)

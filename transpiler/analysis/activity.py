@@ -10,6 +10,7 @@ import dataclasses
 import gast
 
 from ..anno import Anno, getanno, setanno
+from .walk import NodeVisitor
 
 
 @dataclasses.dataclass
@@ -65,7 +66,7 @@ def _parameter_names(args: gast.arguments) -> list[str]:
     return names
 
 
-class _ScopeBuilder(gast.NodeVisitor):
+class _ScopeBuilder(NodeVisitor):
     def __init__(self, scope: Scope):
         self.scope = scope
         self._non_function_bindings: set[str] = set()
@@ -157,7 +158,7 @@ def scope_of(node) -> Scope:
     return getanno(node, Anno.SCOPE)
 
 
-class ScopedVisitor(gast.NodeVisitor):
+class ScopedVisitor(NodeVisitor):
     """A visitor that knows the innermost scope (``self.scope``) of the node it visits."""
 
     def __init__(self, scope: Scope):

@@ -21,7 +21,7 @@ from runtime.public_names import STATIC_RANGE
 from ..anno import Anno, BindingTime, setanno
 from .liveness import carried
 from .resolve import Kind, range_call, resolution_of
-from .walk import walk
+from .walk import NodeVisitor, walk
 
 STATIC, TRACED = BindingTime.STATIC, BindingTime.TRACED
 _STATIC_ATTRIBUTES = frozenset({"shape", "ndim", "dtype", "size", "itemsize", "nbytes"})
@@ -166,7 +166,7 @@ def _updated_variable(target: gast.Subscript):
     return base
 
 
-class _Propagator(gast.NodeVisitor):
+class _Propagator(NodeVisitor):
     """Joins binding times into variables.  ``control`` is the binding time of the
     decisions the current statement depends on: an assignment under a traced ``if`` (or in
     a loop a traced condition ends) makes its variable traced, whatever it assigns."""

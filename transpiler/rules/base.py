@@ -13,6 +13,7 @@ import dataclasses
 import gast
 
 from ..anno import Anno, getanno, setanno
+from ..analysis.walk import NodeTransformer
 
 
 @dataclasses.dataclass
@@ -31,7 +32,7 @@ class AttributeStore:
     (``x.shape = n``), which the pipeline tells apart from the many attribute reads."""
 
 
-class Rule(gast.NodeTransformer):
+class Rule(NodeTransformer):
     """A rewrite rule: a NodeTransformer that reads annotations and keeps origins.
 
     ``self.function`` is the top-level function being rewritten (the first FunctionDef
