@@ -78,11 +78,12 @@ def reanalyze(function: gast.FunctionDef, liveness: bool = True) -> None:
 
 
 class _NodeTypes:
-    """The node types a function contains, rescanned only after a rule may have changed it.
+    """The node types a function contains, rescanned only after a rule changed it.
 
     One walk of the tree collects them, much cheaper than a rule's transformer pass.  The
     set may list types a rule has since removed (a rule that runs for nothing is harmless),
-    never miss one a rule added: after a rule runs, the next question rescans.
+    never miss one a rule added: after a rule that rewrote something, the next question
+    rescans.
     """
 
     def __init__(self, function):
@@ -94,12 +95,22 @@ class _NodeTypes:
 
     def contains_any(self, types) -> bool:
         if self._types is None:
-            self._types = {type(node) for node in walk(self.function)}
-            if gast.Attribute in self._types and any(   # `x.shape = n` (ShapeAssignment)
-                    isinstance(node, gast.Attribute) and isinstance(node.ctx, gast.Store)
-                    for node in walk(self.function)):
-                self._types.add(AttributeStore)
+            self._types = _types_in(self.function)
         return not self._types.isdisjoint(types)
+
+
+def _types_in(function) -> set:
+    """The node types in ``function``, and `AttributeStore` for an attribute assignment
+    target (``x.shape = n``, `ShapeAssignment`), in one walk."""
+    found = set()
+    add = found.add
+    attribute, store = gast.Attribute, gast.Store
+    for node in walk(function):
+        node_type = node.__class__
+        add(node_type)
+        if node_type is attribute and node.ctx.__class__ is store:
+            add(AttributeStore)
+    return found
 
 
 def _has_work(rule, present: _NodeTypes) -> bool:
@@ -113,12 +124,13 @@ def run_rules(function: gast.FunctionDef, context: RuleContext, *,
 
     With ``skip_idle`` (the default), work that cannot change the result is skipped: a rule
     whose `Rule.rewrites` types the function does not contain (at that point of the
-    pipeline), and, at `REANALYZE`, the analyses when no rule has run since they did (the
-    tree is as they saw it) and liveness when no rule that reads it will run.  The output
-    is the same either way (tests/test_pipeline_skipping.py checks it over the corpora).
+    pipeline), and, at `REANALYZE`, the analyses when no rule has rewritten anything since
+    they ran (the tree is as they saw it: `Rule.rewrote`) and liveness when no rule that
+    reads it will run.  The output is the same either way (tests/test_pipeline_skipping.py
+    checks it over the corpora).
     """
     present = _NodeTypes(function)
-    changed = False            # has a rule run since the analyses?
+    changed = False            # has a rule rewritten anything since the analyses?
     liveness_skipped = False   # did REANALYZE leave liveness out?
     for index, step in enumerate(PIPELINE):
         if step == REANALYZE:
@@ -126,6 +138,7 @@ def run_rules(function: gast.FunctionDef, context: RuleContext, *,
                 liveness = not skip_idle or _liveness_needed(PIPELINE[index + 1:], present)
                 reanalyze(function, liveness=liveness)
                 liveness_skipped = not liveness
+                changed = False
             continue
         if skip_idle and not _has_work(step, present):
             continue
@@ -133,9 +146,11 @@ def run_rules(function: gast.FunctionDef, context: RuleContext, *,
             # `_liveness_needed` looked ahead with the types present at REANALYZE: a rule
             # between it and this one wrote a construct that none of them had.
             raise AssertionError(f"{step.__name__} would read stale liveness")
-        function = step(context).visit(function)
-        present.changed(function)
-        changed = True
+        rule = step(context)
+        function = rule.visit(function)
+        if rule.rewrote or not skip_idle:
+            present.changed(function)
+            changed = True
     return function
 
 

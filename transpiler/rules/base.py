@@ -44,10 +44,15 @@ class Rule(NodeTransformer):
     a type missing here makes the pipeline skip a rule that had work to do.
     `has_work` may narrow it further from annotations.
     ``reads_liveness``: whether the rule reads `Anno.LIVE_IN`/`LIVE_OUT`/`DEFINED_IN`.
+    ``rewrote``: after a pass, whether it may have changed the tree.  A rule that knows
+    sets `tracks_rewrites` and calls `rewrote_something` where it changes anything; then
+    a pass that changed nothing spares the pipeline the rescans and reanalysis that follow
+    a change.  Any other rule counts as having changed the tree.
     """
 
     rewrites: frozenset | None = None
     reads_liveness: bool = False
+    tracks_rewrites: bool = False
 
     @staticmethod
     def has_work(function) -> bool:
@@ -58,6 +63,10 @@ class Rule(NodeTransformer):
     def __init__(self, context: RuleContext):
         self.context = context
         self.function = None
+        self.rewrote = not self.tracks_rewrites
+
+    def rewrote_something(self) -> None:
+        self.rewrote = True
 
     def enter_function(self, node) -> None:
         if self.function is None:

@@ -52,6 +52,7 @@ class TranspiledCalls(Rule):
     """``helper(x)`` -> ``psc.transpiled(helper)(x)`` for user and unknown callables."""
 
     rewrites = frozenset({gast.Call})
+    tracks_rewrites = True
 
     def __init__(self, context):
         super().__init__(context)
@@ -104,8 +105,10 @@ class TranspiledCalls(Rule):
             for arg in [*node.args, *(k.value for k in node.keywords)])
         if self._needs_transpiling(node.func):
             node.func = runtime_call(self.context.runtime_alias, "transpiled", node.func)
+            self.rewrote_something()
         elif self._method_of_outside_object(node.func):
             node.func = runtime_call(self.context.runtime_alias, "checked", node.func)
+            self.rewrote_something()
         return node
 
 
