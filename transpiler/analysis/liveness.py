@@ -42,17 +42,28 @@ def assigned_in(statements) -> set[str]:
     or ``.shape`` assignment (``x[i] = v``, ``x.shape = n``) binds ``x``: the rules rewrite
     it into ``x = psc.setitem(x, i, v)``, and the first analysis must carry ``x`` through
     loops and branches as the one after the rewrite does."""
-    found = set()
+    return bindings_in(statements)[0]
+
+
+def bindings_in(statements) -> tuple[set[str], set[str]]:
+    """`assigned_in` ``statements``, and the names of the functions they define (nested
+    too), in one walk."""
+    found, functions = set(), set()
+    name_type, function_type, store = gast.Name, gast.FunctionDef, gast.Store
+    assignments = (gast.Assign, gast.AugAssign)
     for statement in statements:
         for node in walk(statement):
-            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
-                found.add(node.id)
-            elif isinstance(node, gast.FunctionDef):
+            node_type = node.__class__
+            if node_type is name_type:
+                if isinstance(node.ctx, store):
+                    found.add(node.id)
+            elif node_type is function_type:
                 found.add(node.name)
-            elif isinstance(node, (gast.Assign, gast.AugAssign)):
+                functions.add(node.name)
+            elif isinstance(node, assignments):
                 for target in getattr(node, "targets", None) or [node.target]:
                     found |= _updated_by(target)
-    return found
+    return found, functions
 
 
 def _updated_by(target) -> set[str]:
@@ -65,25 +76,30 @@ def _updated_by(target) -> set[str]:
     return {base.id} if base is not target and isinstance(base, gast.Name) else set()
 
 
-def assigned_variables(node) -> set[str]:
+def assigned_variables(node, body_bindings=None) -> set[str]:
     """Variables a loop's or branch's body (and ``else``) assign: not its local functions,
-    not a ``for`` loop's own target."""
-    assigned = assigned_in(node.body + getattr(node, "orelse", []))
-    functions = {n.name for s in node.body + getattr(node, "orelse", [])
-                 for n in walk(s) if isinstance(n, gast.FunctionDef)}
+    not a ``for`` loop's own target.  ``body_bindings``: `bindings_in` of ``node.body``,
+    where the caller has it."""
+    assigned, functions = body_bindings or bindings_in(node.body)
+    orelse = getattr(node, "orelse", [])
+    if orelse:
+        in_else, else_functions = bindings_in(orelse)
+        assigned, functions = assigned | in_else, functions | else_functions
     if isinstance(node, gast.For):
-        assigned -= writes(node.target)
+        assigned = assigned - writes(node.target)
     return assigned - functions
 
 
-def carried(node) -> list[str]:
+def carried(node, variables=None) -> list[str]:
     """Variables a loop or branch must pass on: assigned inside and live at its entry or
     after it (sorted, so generated code is deterministic).  Needs the liveness annotations;
     the binding-time analysis and `rules.decisions` both use it, so that they agree on
-    which loops stage."""
+    which loops stage.  ``variables``: `assigned_variables` of ``node``, if known."""
     live = set(getanno(node, Anno.LIVE_IN, frozenset())) | set(
         getanno(node, Anno.LIVE_OUT, frozenset()))
-    return sorted(assigned_variables(node) & live)
+    if variables is None:
+        variables = assigned_variables(node)
+    return sorted(variables & live)
 
 
 class _Liveness:
