@@ -22,7 +22,7 @@ from .anno import Anno, getanno, setanno
 from .analysis.binding_time import (is_inplace_function_call, is_inplace_method_call,
                                      is_shape_target)
 from .analysis.resolve import Kind, RuntimeResolver, annotate_names, resolution_of
-from .analysis.walk import NodeVisitor
+from .analysis.walk import NodeVisitor, walk
 from .loading import closure_values
 from .source import function_source
 
@@ -501,17 +501,22 @@ _OPERATOR_TEXT = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/",
 def _bound_only_by_augmented_assignment(function, scope) -> set[str]:
     """Names the function binds, but only as ``name op= ...`` targets (never a parameter,
     an assignment, a loop target, an import...): Python raises UnboundLocalError there."""
-    augmented_targets = {id(node.target) for node in gast.walk(function)
-                         if isinstance(node, gast.AugAssign) and
-                         isinstance(node.target, gast.Name)}
-    augmented, other = set(), set(scope.parameters)
-    for node in gast.walk(function):
-        if isinstance(node, gast.Name) and not isinstance(node.ctx, gast.Load):
-            (augmented if id(node) in augmented_targets else other).add(node.id)
+    augmented_targets, names = set(), []
+    other = set(scope.parameters)
+    for node in walk(function):   # one walk; the augmented targets are known only after it
+        if isinstance(node, gast.Name):
+            if not isinstance(node.ctx, gast.Load):
+                names.append(node)
+        elif isinstance(node, gast.AugAssign):
+            if isinstance(node.target, gast.Name):
+                augmented_targets.add(id(node.target))
         elif isinstance(node, gast.FunctionDef):
             other.add(node.name)
         elif isinstance(node, (gast.Import, gast.ImportFrom)):
             other.update(a.asname or a.name.split(".")[0] for a in node.names)
+    augmented = set()
+    for node in names:
+        (augmented if id(node) in augmented_targets else other).add(node.id)
     return augmented - other
 
 

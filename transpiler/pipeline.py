@@ -22,7 +22,7 @@ from .analysis.binding_time import analyze_binding_times
 from .analysis.helper_updates import annotate_helper_updates
 from .analysis.liveness import analyze_liveness
 from .analysis.resolve import RuntimeResolver, StaticResolver, annotate_names
-from .analysis.walk import walk
+from .analysis.walk import fix_missing_locations, walk
 from .anno import Anno, getanno, setanno
 from .checks import check_subset
 from .rules import PIPELINE, REANALYZE
@@ -180,7 +180,7 @@ def transpile_function(source: FunctionSource, *, resolver=None, module_ast=None
     check_subset(source, function, static_argnames)
     context = RuleContext(source, runtime_alias)
     function = run_rules(function, context, skip_idle=skip_idle)
-    gast.fix_missing_locations(function)
+    fix_missing_locations(function)
     free = frozenset(free_names(function))
     return TranspiledFunction(name, source, function, free,
                               source.digest(static_argnames,

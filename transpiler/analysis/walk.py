@@ -19,6 +19,8 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
+import gast
+
 _AST = ast.AST
 
 
@@ -37,14 +39,35 @@ def walk(node: ast.AST) -> Iterator[ast.AST]:
                 stack.extend(item for item in value if isinstance(item, _AST))
 
 
+# Nodes without fields or positions (``Load``, ``Add``...: one per name and operator, a
+# third of a function's nodes): visiting one does nothing unless the visitor has a method
+# for it or its own ``generic_visit``.
+_FIELDLESS = tuple(cls for cls in vars(gast).values() if isinstance(cls, type) and
+                   issubclass(cls, (gast.expr_context, gast.boolop, gast.operator,
+                                    gast.unaryop, gast.cmpop)) and not cls._fields)
+
+
 class _Dispatch:
     """``visit`` through a per-class table: node class -> ``visit_<ClassName>`` or None."""
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         cls._methods = {}   # each visitor class its own: subclasses override methods
+        cls._skipped = None
 
     _methods: dict = {}
+    _skipped = None
+
+    @classmethod
+    def _fieldless_to_skip(cls) -> frozenset:
+        """The field-less node classes whose visit would do nothing for this class."""
+        if cls._skipped is None:
+            base = NodeTransformer if issubclass(cls, NodeTransformer) else NodeVisitor
+            own_generic = cls.generic_visit is not base.generic_visit
+            cls._skipped = frozenset() if own_generic else frozenset(
+                node for node in _FIELDLESS
+                if getattr(cls, "visit_" + node.__name__, None) is None)
+        return cls._skipped
 
     def visit(self, node):
         node_class = node.__class__
@@ -63,13 +86,14 @@ class NodeVisitor(_Dispatch, ast.NodeVisitor):
 
     def generic_visit(self, node):
         visit = self.visit
+        skipped = self._skipped or self._fieldless_to_skip()
         for field in node._fields:
             value = getattr(node, field, None)
             if isinstance(value, list):
                 for item in value:
                     if isinstance(item, _AST):
                         visit(item)
-            elif isinstance(value, _AST):
+            elif isinstance(value, _AST) and value.__class__ not in skipped:
                 visit(value)
 
 
@@ -78,6 +102,7 @@ class NodeTransformer(_Dispatch, ast.NodeTransformer):
 
     def generic_visit(self, node):
         visit = self.visit
+        skipped = self._skipped or self._fieldless_to_skip()
         for field in node._fields:
             try:
                 old_value = getattr(node, field)
@@ -97,10 +122,48 @@ class NodeTransformer(_Dispatch, ast.NodeTransformer):
                             continue
                     new_values.append(value)
                 old_value[:] = new_values
-            elif isinstance(old_value, _AST):
+            elif isinstance(old_value, _AST) and old_value.__class__ not in skipped:
                 new_node = visit(old_value)
                 if new_node is None:
                     delattr(node, field)
                 elif new_node is not old_value:
                     setattr(node, field, new_node)
         return node
+
+
+def fix_missing_locations(node: ast.AST) -> ast.AST:
+    """`ast.fix_missing_locations`, without its recursion through generators: a node
+    without a position takes its parent's (the nodes rules write)."""
+    stack = [(node, 1, 0, 1, 0)]
+    while stack:
+        node, lineno, col_offset, end_lineno, end_col_offset = stack.pop()
+        attributes = node._attributes
+        if attributes:
+            if "lineno" in attributes:
+                if not hasattr(node, "lineno"):
+                    node.lineno = lineno
+                else:
+                    lineno = node.lineno
+            if "end_lineno" in attributes:
+                if getattr(node, "end_lineno", None) is None:
+                    node.end_lineno = end_lineno
+                else:
+                    end_lineno = node.end_lineno
+            if "col_offset" in attributes:
+                if not hasattr(node, "col_offset"):
+                    node.col_offset = col_offset
+                else:
+                    col_offset = node.col_offset
+            if "end_col_offset" in attributes:
+                if getattr(node, "end_col_offset", None) is None:
+                    node.end_col_offset = end_col_offset
+                else:
+                    end_col_offset = node.end_col_offset
+        location = (lineno, col_offset, end_lineno, end_col_offset)
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if isinstance(value, _AST):
+                stack.append((value, *location))
+            elif isinstance(value, list):
+                stack.extend((item, *location) for item in value if isinstance(item, _AST))
+    return node

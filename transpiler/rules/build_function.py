@@ -22,6 +22,7 @@ from __future__ import annotations
 import gast
 
 from ..analysis.activity import scope_of
+from ..analysis.walk import walk
 from .base import Rule
 
 BUILDER_NAMES = ("b", "builder", "psc_builder", "psc_builder_")
@@ -30,7 +31,7 @@ BUILDER_NAMES = ("b", "builder", "psc_builder", "psc_builder_")
 def builder_name_for(function: gast.FunctionDef) -> str:
     """The first of `BUILDER_NAMES` the function does not use itself."""
     used = scope_of(function).all_names
-    for node in gast.walk(function):
+    for node in walk(function):
         if isinstance(node, gast.Name):
             used.add(node.id)
     return next(name for name in BUILDER_NAMES if name not in used)
