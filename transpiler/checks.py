@@ -77,11 +77,10 @@ class _SubsetChecker(NodeVisitor):
     def fail(self, node, message: str, hint: str | None = None):
         raise PSCSyntaxError(message, self.source.location(node), hint)
 
-    def generic_visit(self, node):
-        found = _UNSUPPORTED.get(type(node))
-        if found is not None:
-            self.fail(node, *found)
-        super().generic_visit(node)
+    def _refuse(self, node):
+        """A construct of `_UNSUPPORTED` (the visit method of each of its classes, set
+        below the class)."""
+        self.fail(node, *_UNSUPPORTED[type(node)])
 
     def visit_Import(self, node):
         """``import math`` / ``from math import pi`` in the function: a static binding, run
@@ -464,6 +463,10 @@ class _SubsetChecker(NodeVisitor):
                                  "the argument is never updated")
 
 
+for _kind in _UNSUPPORTED:
+    setattr(_SubsetChecker, f"visit_{_kind.__name__}", _SubsetChecker._refuse)
+
+
 def _bare_name_aliases(function) -> set[str]:
     """Names on either side of an assignment of one name to another (``y = x``, also
     inside tuples and lists: ``a, b = x, y``; ``ys = [x]``)."""
@@ -538,9 +541,6 @@ class _PurityChecker(_SubsetChecker):
     """Only the purity rules of `_SubsetChecker`: the helper runs as Python, so any syntax
     is fine, and what it does to its own arguments is its caller's business."""
 
-    def generic_visit(self, node):
-        NodeVisitor.generic_visit(self, node)
-
     def visit_Import(self, node):
         pass
 
@@ -567,6 +567,9 @@ class _PurityChecker(_SubsetChecker):
     def _check_inplace_method(self, node) -> None:
         pass   # `_check_mutating_method` covers sort/fill on what the helper does not own
 
+
+for _kind in _UNSUPPORTED:   # any syntax is fine: visited as any other node
+    setattr(_PurityChecker, f"visit_{_kind.__name__}", NodeVisitor.generic_visit)
 
 _checked_helpers: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 _TRUSTED_PATHS = tuple(os.path.realpath(sysconfig.get_paths()[key]) + os.sep
