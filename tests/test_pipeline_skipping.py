@@ -88,8 +88,19 @@ def f(x, W):
     h = np.tanh(np.dot(x, W))
     return h + 1.0
 """)
-    # TranspiledCalls looked at the calls but rewrote none (NumPy's stay as written):
-    # the tree is as the analyses saw it, so nothing is analyzed again
+    # only NumPy calls: TranspiledCalls has nothing to rewrite (`has_work`), and the tree
+    # is as the analyses saw it, so nothing is analyzed again
+    assert ran == ["BuildFunction"]
+
+
+def test_a_call_left_as_written_reanalyzes_nothing(monkeypatch):
+    ran = _steps_run(monkeypatch, """
+def f(x, W):
+    h = np.tanh(np.dot(x, W))
+    return h.sum() + 1.0
+""")
+    # `h.sum()` might be a method of an outside object: TranspiledCalls looks, rewrites
+    # nothing (h is a local), and no reanalysis follows
     assert ran == ["TranspiledCalls", "BuildFunction"]
 
 
