@@ -68,3 +68,20 @@ def test_context_nodes_are_not_shared():
     tree = parse("x = y + z\n")
     contexts = [n.ctx for n in gast.walk(tree) if isinstance(n, gast.Name)]
     assert len({id(c) for c in contexts}) == len(contexts) == 3
+
+
+def test_a_function_parsed_with_its_file_converts_as_its_own_text_parses():
+    """`FunctionSource.parse` converts the function's node from its file's parse, its
+    lines renumbered from the function's first line: as if its text had been parsed."""
+    checked = 0
+    for path, text, tree in _trees(FILES[:60]):
+        lines = text.splitlines(keepends=True)
+        for node in tree.body:
+            if not isinstance(node, ast.FunctionDef) or node.col_offset:
+                continue
+            first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            own_text = "".join(lines[first - 1:node.end_lineno])
+            assert_same_tree(gast.parse(own_text).body[0], to_gast(node, first - 1),
+                             f"{path}:{node.name}")
+            checked += 1
+    assert checked > 20

@@ -23,6 +23,7 @@ import gast
 _AST = ast.AST
 FAST = (3, 8) <= sys.version_info[:2] < (3, 12)
 _LOCATION = ("lineno", "col_offset", "end_lineno", "end_col_offset")
+_LINES = frozenset({"lineno", "end_lineno"})
 
 
 def parse(text: str) -> gast.Module:
@@ -30,9 +31,15 @@ def parse(text: str) -> gast.Module:
     return to_gast(ast.parse(text))
 
 
-def to_gast(node: ast.AST):
-    """``gast.ast_to_gast(node)``."""
-    return _convert(node) if FAST else gast.ast_to_gast(node)
+def to_gast(node: ast.AST, line_offset: int = 0):
+    """``gast.ast_to_gast(node)``, with ``line_offset`` taken from every line number (a
+    function parsed with its whole file, numbered as if parsed from its own text)."""
+    if FAST:
+        return _convert(node, line_offset)
+    converted = gast.ast_to_gast(node)
+    if line_offset:
+        gast.increment_lineno(converted, -line_offset)
+    return converted
 
 
 def _new(cls, fields: dict):
@@ -41,11 +48,11 @@ def _new(cls, fields: dict):
     return node
 
 
-def _value(value):
+def _value(value, offset):
     if isinstance(value, _AST):
-        return _convert(value)
+        return _convert(value, offset)
     if isinstance(value, list):
-        return [_convert(item) if isinstance(item, _AST) else item for item in value]
+        return [_convert(item, offset) if isinstance(item, _AST) else item for item in value]
     return value
 
 
@@ -55,9 +62,9 @@ def _generic_converter(node_class, target):
     names = node_class._fields
     positions = node_class._attributes
     if not names and not positions:   # contexts, operators: a new, empty node
-        return lambda node: target.__new__(target)
+        return lambda node, offset: target.__new__(target)
 
-    def convert(node):
+    def convert(node, offset):
         source = node.__dict__
         new = target.__new__(target)
         fields = new.__dict__
@@ -65,52 +72,60 @@ def _generic_converter(node_class, target):
             if field in source:
                 value = source[field]
                 if isinstance(value, _AST):
-                    value = _convert(value)
+                    value = _convert(value, offset)
                 elif value.__class__ is list:
-                    value = [_convert(item) if isinstance(item, _AST) else item
+                    value = [_convert(item, offset) if isinstance(item, _AST) else item
                              for item in value]
                 fields[field] = value
         for attribute in positions:
             if attribute in source:
-                fields[attribute] = source[attribute]
+                value = source[attribute]
+                if offset and attribute in _LINES and value is not None:
+                    value -= offset
+                fields[attribute] = value
         return new
     return convert
 
 
-def _located(new, node):
-    """`ast.copy_location` from ``node`` onto ``new``."""
+def _located(new, node, offset):
+    """`ast.copy_location` from ``node`` onto ``new`` (less ``offset`` lines)."""
     source = node.__dict__
     for attribute in _LOCATION:
         value = source.get(attribute)
         if value is not None or (attribute in source and attribute.startswith("end_")):
+            if offset and value is not None and attribute in _LINES:
+                value -= offset
             new.__dict__[attribute] = value
     return new
 
 
-def _name(node):
-    return _located(_new(gast.Name, {"id": node.id, "ctx": _convert(node.ctx),
-                                     "annotation": None, "type_comment": None}), node)
+def _name(node, offset):
+    return _located(_new(gast.Name, {"id": node.id, "ctx": _convert(node.ctx, offset),
+                                     "annotation": None, "type_comment": None}), node, offset)
 
 
-def _arg(node):
+def _arg(node, offset):
     return _located(_new(gast.Name, {"id": node.arg, "ctx": gast.Param(),
-                                     "annotation": _value(node.annotation),
-                                     "type_comment": _value(node.type_comment)}), node)
+                                     "annotation": _value(node.annotation, offset),
+                                     "type_comment": _value(node.type_comment, offset)}),
+                    node, offset)
 
 
-def _except_handler(node):
+def _except_handler(node, offset):
     if not node.name:
-        return _unnamed_handler(node)
+        return _unnamed_handler(node, offset)
     name = gast.Name(node.name, gast.Store(), None, None)
-    return _located(_new(gast.ExceptHandler, {"type": _value(node.type), "name": name,
-                                              "body": _value(node.body)}), node)
+    return _located(_new(gast.ExceptHandler, {"type": _value(node.type, offset),
+                                              "name": name,
+                                              "body": _value(node.body, offset)}),
+                    node, offset)
 
 
 def _with_type_params(target, names):
-    def convert(node):
-        fields = {field: _value(getattr(node, field)) for field in names}
+    def convert(node, offset):
+        fields = {field: _value(getattr(node, field), offset) for field in names}
         fields["type_params"] = []
-        return _located(_new(target, fields), node)
+        return _located(_new(target, fields), node, offset)
     return convert
 
 
@@ -138,12 +153,12 @@ def _converter(cls):
     return special
 
 
-def _dropped(node):
+def _dropped(node, offset):
     return None
 
 
-def _convert(node):
+def _convert(node, offset):
     converter = _CONVERTERS.get(node.__class__)
     if converter is None:
         converter = _converter(node.__class__)
-    return converter(node)
+    return converter(node, offset)
