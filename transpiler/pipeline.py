@@ -14,7 +14,7 @@ import weakref
 
 import gast
 
-from emit import emit_module
+from emit import emit_mapped_module, emit_module
 from runtime.errors import PSCError, PSCSyntaxError, SourceLocation
 
 from .analysis.activity import Scope, analyze_scopes, free_names
@@ -193,6 +193,13 @@ def generated_module(source_file: str, functions: list[TranspiledFunction],
     (a module of the source's effective imports) are the ones it may copy."""
     return emit_module(os.path.basename(source_file), functions, imports,
                        version=__version__)
+
+
+def generated_mapped_module(source_file: str, functions: list[TranspiledFunction],
+                            imports=None):
+    """`generated_module`'s text and its line map (an `emit.EmittedModule`)."""
+    return emit_mapped_module(os.path.basename(source_file), functions, imports,
+                              version=__version__)
 
 
 # --- helpers that update their parameters in place ----------------------------------------
