@@ -308,7 +308,7 @@ OUR_PHASES = (
     ("transpiler.pipeline", "reanalyze", "analyses"),
     ("transpiler.pipeline", "check_subset", "subset checks"),
     ("transpiler.api", "transpile_function", "rewrite rules"),
-    ("transpiler.api", "generated_module", "emit + compile generated module"),
+    ("transpiler.api", "generated_mapped_module", "emit + compile generated module"),
     ("transpiler.api", "compile_generated", "emit + compile generated module"),
     ("runtime.staged", "StagedFunction._build", "build (run generated code)"),
     ("runtime.control_flow", "_build_while", "build (run generated code)", None,

@@ -297,7 +297,7 @@ class _SubsetChecker(NodeVisitor):
         """The loop variable is rebound: an argument (alias) only if the loop may yield
         one, never because of what the name held before the loop."""
         self._note_assigned([target])
-        for name in gast.walk(target):
+        for name in _target_names(target):
             if isinstance(name, gast.Name) and isinstance(name.ctx, gast.Store):
                 if name.id in aliasing:
                     self.aliases.add(name.id)
@@ -330,7 +330,7 @@ class _SubsetChecker(NodeVisitor):
 
     def _note_assigned(self, targets):
         for target in targets:
-            for name in gast.walk(target):
+            for name in _target_names(target):
                 if isinstance(name, gast.Name) and isinstance(name.ctx, gast.Store):
                     self.assigned.add(name.id)
                     if name.id in self.parameters:
@@ -465,6 +465,12 @@ class _SubsetChecker(NodeVisitor):
 
 for _kind in _UNSUPPORTED:
     setattr(_SubsetChecker, f"visit_{_kind.__name__}", _SubsetChecker._refuse)
+
+
+def _target_names(target):
+    """`gast.walk` of an assignment target (breadth first: the first name so found is the
+    one recorded), without the walk for the usual target, a name."""
+    return (target,) if isinstance(target, gast.Name) else gast.walk(target)
 
 
 def _bare_name_aliases(function) -> set[str]:
