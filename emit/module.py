@@ -26,6 +26,8 @@ class EmittableFunction(Protocol):
     digest: str                 # its content hash (in the header)
     node: gast.FunctionDef      # the build function to print
     free_names: frozenset       # the names it reads from its module (decides the imports)
+    # optional: every Name id in `node`, if known (else `node` is walked for the runtime's)
+    names: frozenset | None
     source_file: str            # its source file (named by the line comments)
 
     def origin_line(self, statement) -> int | None:
@@ -99,7 +101,8 @@ def emit_mapped_module(source_display: str, functions: list, module_ast=None, *,
     reading them back: loading the text need not parse it for them)."""
     used = set().union(*(f.free_names for f in functions)) if functions else set()
     imports = module_imports(module_ast, used)
-    if any(_names(f.node, runtime_alias) for f in functions):
+    if any(runtime_alias in f.names if getattr(f, "names", None) is not None else
+           _names(f.node, runtime_alias) for f in functions):
         imports += statements(RUNTIME_IMPORT, alias=runtime_alias)
     parts = [header(version, source_display, [(f.name, f.digest) for f in functions])]
     parts.append(gast.unparse(gast.Module(imports, [])).strip("\n") + "\n")

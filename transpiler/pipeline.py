@@ -17,7 +17,7 @@ import gast
 from emit import emit_mapped_module, emit_module
 from runtime.errors import PSCError, PSCSyntaxError, SourceLocation
 
-from .analysis.activity import Scope, analyze_scopes, free_names
+from .analysis.activity import Scope, analyze_scopes, names_and_free_names
 from .analysis.binding_time import analyze_binding_times
 from .analysis.helper_updates import annotate_helper_updates
 from .analysis.liveness import analyze_liveness
@@ -40,6 +40,7 @@ class TranspiledFunction:
     node: gast.FunctionDef      # the build function
     free_names: frozenset       # module-level / closure names the function reads
     digest: str                 # FunctionSource.digest (static names, module imports)
+    names: frozenset | None = None   # every Name id in `node` (which emit asks about)
 
     @property
     def source_file(self) -> str:
@@ -181,10 +182,11 @@ def transpile_function(source: FunctionSource, *, resolver=None, module_ast=None
     context = RuleContext(source, runtime_alias)
     function = run_rules(function, context, skip_idle=skip_idle)
     fix_missing_locations(function)
-    free = frozenset(free_names(function))
-    return TranspiledFunction(name, source, function, free,
+    names, free = names_and_free_names(function)
+    return TranspiledFunction(name, source, function, frozenset(free),
                               source.digest(static_argnames,
-                                            module_ast if imports is None else imports))
+                                            module_ast if imports is None else imports),
+                              frozenset(names))
 
 
 def generated_module(source_file: str, functions: list[TranspiledFunction],
