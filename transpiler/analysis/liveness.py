@@ -45,11 +45,12 @@ def assigned_in(statements) -> set[str]:
     return bindings_in(statements)[0]
 
 
-def bindings_in(statements) -> tuple[set[str], set[str]]:
+def bindings_in(statements, calls: list | None = None) -> tuple[set[str], set[str]]:
     """`assigned_in` ``statements``, and the names of the functions they define (nested
-    too), in one walk."""
+    too), in one walk; ``calls``, if given, receives every call in them."""
     found, functions = set(), set()
-    name_type, function_type, store = gast.Name, gast.FunctionDef, gast.Store
+    name_type, function_type, call_type, store = gast.Name, gast.FunctionDef, gast.Call, \
+        gast.Store
     assignments = (gast.Assign, gast.AugAssign)
     for statement in statements:
         for node in walk(statement):
@@ -57,6 +58,9 @@ def bindings_in(statements) -> tuple[set[str], set[str]]:
             if node_type is name_type:
                 if isinstance(node.ctx, store):
                     found.add(node.id)
+            elif node_type is call_type:
+                if calls is not None:
+                    calls.append(node)
             elif node_type is function_type:
                 found.add(node.name)
                 functions.add(node.name)

@@ -84,10 +84,11 @@ class Conditionals(Rule):
         if not is_staged_if(node):
             return node
         # what each branch binds, found once: the branches do not change below
+        calls = []
         (in_body, body_functions), (in_else, else_functions) = \
-            bindings_in(node.body), bindings_in(node.orelse)
+            bindings_in(node.body, calls), bindings_in(node.orelse, calls)
         reject_container_mutation(node.body + node.orelse, self.context.source, "if",
-                                  in_body | in_else)
+                                  in_body | in_else, calls)
         alias = self.context.runtime_alias
         variables = (in_body | in_else) - (body_functions | else_functions)
         state, inputs = branch_outputs(node, variables), branch_inputs(node, variables)

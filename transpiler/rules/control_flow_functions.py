@@ -121,14 +121,18 @@ def _mutates_container(call, local) -> bool:
         getattr(resolution_of(func.value), "kind", None) not in (Kind.NUMPY, Kind.MODULE)
 
 
-def reject_container_mutation(statements, source, construct: str, local=None) -> None:
+def reject_container_mutation(statements, source, construct: str, local=None,
+                              calls=None) -> None:
     """A staged body runs once, when it is built, not once per iteration or only when its
     branch is taken: a Python container it changes in place would come out wrong.
-    ``local``: `assigned_in` ``statements``, where the caller has it."""
+    ``local``: `assigned_in` ``statements``, and ``calls``: every call in them, where the
+    caller has them (`bindings_in` finds both in one walk)."""
     if local is None:
         local = assigned_in(statements)
-    if not any(isinstance(node, gast.Call) and _mutates_container(node, local)
-               for statement in statements for node in walk(statement)):
+    if calls is None:
+        calls = [node for statement in statements for node in walk(statement)
+                 if isinstance(node, gast.Call)]
+    if not any(_mutates_container(node, local) for node in calls):
         return
     for statement in statements:   # breadth first: the error names the first one so found
         for node in gast.walk(statement):

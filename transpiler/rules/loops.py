@@ -65,9 +65,10 @@ class Loops(Rule):
         self.generic_visit(node)
         if not is_staged_while(node):
             return node
-        body_bindings = bindings_in(node.body)
+        calls = []
+        body_bindings = bindings_in(node.body, calls)
         reject_container_mutation(node.body, self.context.source, "while loop",
-                                  body_bindings[0])
+                                  body_bindings[0], calls)
         alias = self.context.runtime_alias
         state = carried(node, assigned_variables(node, body_bindings))
         defined = getanno(node, Anno.DEFINED_IN, frozenset())
@@ -82,7 +83,8 @@ class Loops(Rule):
         self.generic_visit(node)
         stop = getanno(node, Anno.STOP_FLAG)
         # what the body binds, found once: the body does not change below
-        body_bindings = bindings_in(node.body)
+        calls = []
+        body_bindings = bindings_in(node.body, calls)
         self._body_assigned = body_bindings[0]
         state = carried(node, assigned_variables(node, body_bindings))
         staged = is_staged_for(node, self.function, state)
@@ -91,11 +93,12 @@ class Loops(Rule):
         if staged and range_call(node.iter) == "range":
             # staged for sure (other iterables may unroll)
             reject_container_mutation(node.body, self.context.source, "for loop",
-                                      self._body_assigned)
+                                      self._body_assigned, calls)
         if not staged:   # unrolled, but the iterations after a traced exit are conditional
             reject_container_mutation(node.body, self.context.source,
                                       "for loop (the iterations after a traced break or "
-                                      "return run conditionally)", self._body_assigned)
+                                      "return run conditionally)", self._body_assigned,
+                                      calls)
         alias = self.context.runtime_alias
         if self._unpacks_target(node):
             # the body binds the target itself: names of it used after the loop are state
