@@ -59,14 +59,27 @@ def analyze(source: FunctionSource, function: gast.FunctionDef, *, resolver=None
     """Run every analysis on ``function`` (annotations); returns the function's scope."""
     if resolver is None:
         resolver = StaticResolver(module_ast, module_name)
+    _annotate_origins_and_types(source, function)
     scope = analyze_scopes(function)
     annotate_names(function, resolver)
     analyze_liveness(function)   # binding times read it: which loops stage
     analyze_binding_times(function, set(static_argnames))
-    for node in walk(function):
-        if isinstance(node, gast.stmt):
-            setanno(node, Anno.ORIGIN, source.location(node))
     return scope
+
+
+def _annotate_origins_and_types(source: FunctionSource, function) -> None:
+    """`Anno.ORIGIN` on every statement and `Anno.NODE_TYPES` on ``function``, one walk."""
+    found = set()
+    add = found.add
+    statement, attribute, store = gast.stmt, gast.Attribute, gast.Store
+    for node in walk(function):
+        node_type = node.__class__
+        add(node_type)
+        if isinstance(node, statement):
+            setanno(node, Anno.ORIGIN, source.location(node))
+        elif node_type is attribute and node.ctx.__class__ is store:
+            add(AttributeStore)
+    setanno(function, Anno.NODE_TYPES, frozenset(found))
 
 
 def reanalyze(function: gast.FunctionDef, liveness: bool = True) -> None:
@@ -89,7 +102,8 @@ class _NodeTypes:
 
     def __init__(self, function):
         self.function = function
-        self._types = None
+        # as the analyses found them: no rule has run yet
+        self._types = getanno(function, Anno.NODE_TYPES)
 
     def changed(self, function) -> None:
         self.function, self._types = function, None

@@ -18,7 +18,7 @@ import gast
 
 from runtime.public_names import STATIC_RANGE
 
-from ..anno import Anno, BindingTime, setanno
+from ..anno import Anno, BindingTime, getanno, setanno
 from .liveness import carried
 from .resolve import Kind, range_call, resolution_of
 from .walk import NodeVisitor, walk
@@ -196,8 +196,12 @@ class _Propagator(NodeVisitor):
     decisions the current statement depends on: an assignment under a traced ``if`` (or in
     a loop a traced condition ends) makes its variable traced, whatever it assigns."""
 
-    def __init__(self, env, carried_by=None):
+    def __init__(self, env, carried_by=None, expressions_bind=True):
         self.env = env
+        # Inside an expression only a lambda (its parameters) and `:=` bind anything:
+        # without them in the function, expressions need no visit (their verdicts are
+        # asked for where the statements use them)
+        self._skips_expressions = not expressions_bind
         self.evaluator = _Evaluator(env)
         self.changed = False
         # a variable changed after a verdict read it: another round must see the change
@@ -217,6 +221,19 @@ class _Propagator(NodeVisitor):
             self.evaluator.forget()
             if not changed.isdisjoint(self.evaluator.reads):
                 self.stale = True
+
+    def generic_visit(self, node):
+        if not self._skips_expressions:
+            return super().generic_visit(node)
+        expression = gast.expr
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if isinstance(value, list):
+                for item in value:
+                    if isinstance(item, gast.AST) and not isinstance(item, expression):
+                        self.visit(item)
+            elif isinstance(value, gast.AST) and not isinstance(value, expression):
+                self.visit(value)
 
     def _carried_by(self, node) -> list[str]:
         """`carried` (liveness is fixed while binding times are computed: once per loop)."""
@@ -333,8 +350,10 @@ def analyze_binding_times(function: gast.FunctionDef, static_names) -> dict[str,
     params += [a.id for a in (args.vararg, args.kwarg) if a is not None]
     env = {name: STATIC if name in static_names else TRACED for name in params}
     carried_by: dict = {}
+    types = getanno(function, Anno.NODE_TYPES)
+    expressions_bind = types is None or not types.isdisjoint({gast.Lambda, gast.NamedExpr})
     while True:
-        propagator = _Propagator(env, carried_by)
+        propagator = _Propagator(env, carried_by, expressions_bind)
         for statement in function.body:
             propagator.visit(statement)
         if not propagator.stale:
