@@ -210,7 +210,11 @@ class _NameAnnotator(ScopedVisitor):
 
 
 def annotate_names(function: gast.FunctionDef, resolver) -> None:
-    _NameAnnotator(resolver, scope_of(function)).visit(function)
+    annotator = _NameAnnotator(resolver, scope_of(function))
+    annotator.visit(function)
+    # which kinds of thing the function's free names denote (`Anno.RESOLVED_KINDS`)
+    setanno(function, Anno.RESOLVED_KINDS,
+            frozenset(resolved.kind for resolved in annotator._free.values()))
 
 
 def resolution_of(node) -> Resolution | None:
