@@ -85,3 +85,27 @@ def test_a_function_parsed_with_its_file_converts_as_its_own_text_parses():
                              f"{path}:{node.name}")
             checked += 1
     assert checked > 20
+
+
+def test_fix_missing_locations_fills_what_gasts_fills():
+    """`analysis.walk.fix_missing_locations` against `gast.fix_missing_locations` (the
+    oracle) on trees with positions removed here and there, as rules leave them."""
+    import copy
+
+    from transpiler.analysis.walk import fix_missing_locations
+    keys = ("lineno", "col_offset", "end_lineno", "end_col_offset")
+    for path, text, _ in _trees(FILES[:40]):
+        tree = parse(text)
+        for index, node in enumerate(gast.walk(tree)):
+            if index % 3 == 0:
+                for key in keys:
+                    node.__dict__.pop(key, None)
+            if index % 7 == 0 and "end_lineno" in node._attributes:
+                node.end_lineno = None
+        expected, actual = copy.deepcopy(tree), copy.deepcopy(tree)
+        gast.fix_missing_locations(expected)
+        fix_missing_locations(actual)
+        positions = [[(k, n.__dict__.get(k, "absent")) for k in keys]
+                     for n in gast.walk(expected)]
+        assert positions == [[(k, n.__dict__.get(k, "absent")) for k in keys]
+                             for n in gast.walk(actual)], path

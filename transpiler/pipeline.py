@@ -166,6 +166,7 @@ def run_rules(function: gast.FunctionDef, context: RuleContext, *,
         if rule.rewrote or not skip_idle:
             present.changed(function)
             changed = True
+            context.unpositioned_nodes |= not step.positions_its_nodes or not skip_idle
     return function
 
 
@@ -195,7 +196,8 @@ def transpile_function(source: FunctionSource, *, resolver=None, module_ast=None
     check_subset(source, function, static_argnames)
     context = RuleContext(source, runtime_alias)
     function = run_rules(function, context, skip_idle=skip_idle)
-    fix_missing_locations(function)
+    if context.unpositioned_nodes:   # (parsed nodes all have positions)
+        fix_missing_locations(function)
     names, free = names_and_free_names(function)
     return TranspiledFunction(name, source, function, frozenset(free),
                               source.digest(static_argnames,

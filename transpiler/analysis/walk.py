@@ -132,8 +132,9 @@ class NodeTransformer(_Dispatch, ast.NodeTransformer):
 
 
 def fix_missing_locations(node: ast.AST) -> ast.AST:
-    """`ast.fix_missing_locations`, without its recursion through generators: a node
-    without a position takes its parent's (the nodes rules write)."""
+    """`gast.fix_missing_locations`, without its recursion through generators: a node
+    without a position takes its parent's (the nodes rules write).  As gast's (unlike
+    `ast`'s), an end position counts as present where the class has a default for it."""
     stack = [(node, 1, 0, 1, 0)]
     while stack:
         node, lineno, col_offset, end_lineno, end_col_offset = stack.pop()
@@ -145,7 +146,7 @@ def fix_missing_locations(node: ast.AST) -> ast.AST:
                 else:
                     lineno = node.lineno
             if "end_lineno" in attributes:
-                if getattr(node, "end_lineno", None) is None:
+                if not hasattr(node, "end_lineno"):
                     node.end_lineno = end_lineno
                 else:
                     end_lineno = node.end_lineno
@@ -155,7 +156,7 @@ def fix_missing_locations(node: ast.AST) -> ast.AST:
                 else:
                     col_offset = node.col_offset
             if "end_col_offset" in attributes:
-                if getattr(node, "end_col_offset", None) is None:
+                if not hasattr(node, "end_col_offset"):
                     node.end_col_offset = end_col_offset
                 else:
                     end_col_offset = node.end_col_offset

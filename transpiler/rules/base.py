@@ -25,6 +25,8 @@ class RuleContext:
     # introduced (flags, the result), which Conditionals keeps live after a return.
     return_flag: str | None = None
     exit_variables: set = dataclasses.field(default_factory=set)
+    # Set by `run_rules`: may a rule have written a node without a position?
+    unpositioned_nodes: bool = False
 
 
 class AttributeStore:
@@ -53,6 +55,9 @@ class Rule(NodeTransformer):
     rewrites: frozenset | None = None
     reads_liveness: bool = False
     tracks_rewrites: bool = False
+    # every node the rule writes has a position (`BuildFunction`): when it is the only
+    # rule that rewrote anything, the pipeline need not fix missing locations
+    positions_its_nodes: bool = False
 
     @staticmethod
     def has_work(function) -> bool:

@@ -40,10 +40,17 @@ def builder_name_for(function: gast.FunctionDef) -> str:
 class BuildFunction(Rule):
     """Renames the top-level function and prepends the builder parameter."""
 
+    # the parameter takes the function's position (what `fix_missing_locations` gives it)
+    positions_its_nodes = True
+
     def visit_FunctionDef(self, node):
         name = builder_name_for(node)
         self.context.builder_name = name
         node.name = f"build_{node.name}"
         node.decorator_list = []
-        node.args.args.insert(0, gast.Name(name, gast.Param(), None, None))
+        # the function's position, as `gast.fix_missing_locations` would give it (not the
+        # end: a name's class says it has one)
+        parameter = gast.Name(name, gast.Param(), None, None)
+        parameter.lineno, parameter.col_offset = node.lineno, node.col_offset
+        node.args.args.insert(0, parameter)
         return node   # nested functions are not visited: they stay as written
