@@ -595,12 +595,16 @@ def analysis(result: dict) -> list[str]:
             "jax's time for its in-memory module, and our lowering to text is faster than "
             "jax's lowering.")
         notes.append(
-            f"Transpilation, which jax has no counterpart of, is the bulk: "
-            f"{o['transpile'] / o['total']:.0%} of our cold start for the chain. Of it, "
-            f"{o['parse source']:.0f} ms is parsing (the file with the stdlib parser, for "
-            f"its imports; the function with gast), {o['analyses']:.0f} ms the analyses and "
-            f"{o['rewrite rules']:.0f} ms the rewrite rules, each an AST walk "
-            "(`ast.NodeVisitor.generic_visit` and `iter_fields` top cProfile's self time).")
+            f"Transpilation, which jax has no counterpart of, is "
+            f"{o['transpile'] / o['total']:.0%} of our cold start for the chain: "
+            f"{o['parse source']:.0f} ms parsing (the file once with the stdlib parser; the "
+            f"function's tree from it, converted to gast), {o['analyses']:.0f} ms the "
+            f"analyses, {o['subset checks']:.0f} ms the subset checks, "
+            f"{o['rewrite rules']:.0f} ms the rewrite rules and "
+            f"{o['emit + compile generated module']:.0f} ms printing and compiling the "
+            "generated module.  Each pass is about one walk over the function's nodes "
+            "(docs/architecture.md, *What transpiling costs*), so the transpile grows "
+            "linearly with the program.")
     if loop and chain:
         lo, co = loop["ours"], chain["ours"]
         dropped = lo.get("calls: build: dropped loop builds", 0)
