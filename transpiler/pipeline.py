@@ -105,8 +105,13 @@ class _NodeTypes:
         # as the analyses found them: no rule has run yet
         self._types = getanno(function, Anno.NODE_TYPES)
 
-    def changed(self, function) -> None:
-        self.function, self._types = function, None
+    def changed(self, function, added=None) -> None:
+        """A rule rewrote ``function``; ``added``: the node types it may have added, if it
+        says (`Rule.writes`), which spares the rescan."""
+        if added is None or self._types is None:
+            self.function, self._types = function, None
+        else:
+            self.function, self._types = function, self._types | added
 
     def contains_any(self, types) -> bool:
         if self._types is None:
@@ -164,7 +169,7 @@ def run_rules(function: gast.FunctionDef, context: RuleContext, *,
         rule = step(context)
         function = rule.visit(function)
         if rule.rewrote or not skip_idle:
-            present.changed(function)
+            present.changed(function, step.writes if skip_idle else None)
             changed = True
             context.unpositioned_nodes |= not step.positions_its_nodes or not skip_idle
     return function

@@ -58,6 +58,10 @@ class Rule(NodeTransformer):
     # every node the rule writes has a position (`BuildFunction`): when it is the only
     # rule that rewrote anything, the pipeline need not fix missing locations
     positions_its_nodes: bool = False
+    # The node types a pass may add to the function (what it builds; what it moves was
+    # there already), where the rule declares them: after it rewrote, the pipeline adds
+    # them to the types it knows instead of walking the function again.  None: unknown.
+    writes: frozenset | None = None
 
     @staticmethod
     def has_work(function) -> bool:

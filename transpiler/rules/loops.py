@@ -56,6 +56,10 @@ class Loops(Rule):
 
     rewrites = frozenset({gast.For, gast.While})
     reads_liveness = True   # what a staged construct carries
+    # body functions, their calls and the state tuples (`control_flow_functions`)
+    writes = frozenset({gast.FunctionDef, gast.arguments, gast.Name, gast.Param, gast.Load,
+                        gast.Store, gast.Return, gast.Tuple, gast.Assign, gast.Expr,
+                        gast.Call, gast.Attribute, gast.Constant, gast.keyword, gast.Pass})
 
     def __init__(self, context):
         super().__init__(context)
