@@ -6,6 +6,6 @@ convention with its writer and its reader.  `emit` imports neither `transpiler` 
 anything that imports it: the front end hands it plain data.
 """
 from .fileformat import line_map
-from .module import emit_module
+from .module import EmittedModule, emit_mapped_module, emit_module
 
-__all__ = ["emit_module", "line_map"]
+__all__ = ["EmittedModule", "emit_mapped_module", "emit_module", "line_map"]

@@ -169,6 +169,12 @@ def add_line_comment(lines: list[str], node: ast.stmt, file_name: str,
 _LINE_COMMENT = re.compile(r"#\s*(?P<file>[^\s:#]+):(?P<line>\d+)\s*$")
 
 
+def is_line_comment_name(file_name: str) -> bool:
+    """Can `line_map` read ``# file_name:LINE`` back?"""
+    return _LINE_COMMENT.fullmatch(f"# {file_name}:1") is not None and \
+        _LINE_COMMENT.fullmatch(f"# {file_name}:1").group("file") == file_name
+
+
 def _comment_on(lines: list[str], line: int, after: int) -> int | None:
     """The source line named by the comment closing generated ``line`` (1-based), looking
     only past UTF-8 byte offset ``after`` (the statement's code: a string there is not a

@@ -88,7 +88,30 @@ def f(x, W):
     h = np.tanh(np.dot(x, W))
     return h + 1.0
 """)
-    # the calls changed the tree, but no rule after REANALYZE reads liveness
+    # only NumPy calls: TranspiledCalls has nothing to rewrite (`has_work`), and the tree
+    # is as the analyses saw it, so nothing is analyzed again
+    assert ran == ["BuildFunction"]
+
+
+def test_a_call_left_as_written_reanalyzes_nothing(monkeypatch):
+    ran = _steps_run(monkeypatch, """
+def f(x, W):
+    h = np.tanh(np.dot(x, W))
+    return h.sum() + 1.0
+""")
+    # `h.sum()` might be a method of an outside object: TranspiledCalls looks, rewrites
+    # nothing (h is a local), and no reanalysis follows
+    assert ran == ["TranspiledCalls", "BuildFunction"]
+
+
+def test_a_rewritten_call_reanalyzes_scopes(monkeypatch):
+    ran = _steps_run(monkeypatch, """
+def f(x, W):
+    h = helper(np.dot(x, W))
+    return h + 1.0
+""")
+    # `helper(...)` became `psc.transpiled(helper)(...)`: scopes again, but no rule after
+    # REANALYZE reads liveness
     assert ran == ["TranspiledCalls", "reanalyze scopes", "BuildFunction"]
 
 
@@ -114,3 +137,29 @@ def test_every_rule_but_the_last_declares_what_it_rewrites():
     rules = [step for step in PIPELINE if step != REANALYZE]
     assert all(rule.rewrites for rule in rules[:-1])
     assert rules[-1].rewrites is None   # BuildFunction always runs
+
+
+@pytest.mark.parametrize("path", CORPUS_FILES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_a_rules_declared_writes_cover_the_types_it_adds(monkeypatch, path):
+    """`Rule.writes` spares the pipeline a rescan: every node type a pass adds must be in
+    it (else a later rule would be skipped for types it thinks absent)."""
+    declaring = [step for step in PIPELINE if step != REANALYZE and step.writes is not None]
+    assert declaring
+    added = {}
+    for rule in declaring:
+        def visit(self, node, _visit=rule.visit, _rule=rule):
+            if self.function is not None or not isinstance(node, gast.FunctionDef):
+                return _visit(self, node)
+            before = {type(n) for n in gast.walk(node)}
+            result = _visit(self, node)
+            after = {type(n) for n in gast.walk(result)}
+            added.setdefault(_rule, set()).update(after - before)
+            return result
+        monkeypatch.setattr(rule, "visit", visit)
+    text = path.read_text()
+    module = gast.parse(text)
+    for node, source in module_function_sources(str(path), text, module):
+        for static in _binding_time_choices(node):
+            _outcome(source, module, static, skip_idle=True)
+    for rule, types in added.items():
+        assert types <= rule.writes, (rule.__name__, types - rule.writes)

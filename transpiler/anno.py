@@ -30,6 +30,13 @@ node (``copy.copy``) keeps them and unparsing ignores them.
   augmented only)`` per updated parameter (None: the call passes no argument for it).
 * `Anno.RETURNS_INSIDE` (on loops holding a ``return`` that `ReturnStatements` lowered):
   True.  The result variable it carries may be traced, which stages the loop.
+* `Anno.RESOLVED_KINDS` (on the FunctionDef, by name resolution): the `Kind`s its free
+  names resolve to (a function-local import's resolution is not among them).
+* `Anno.NODE_TYPES` (on the FunctionDef, by `transpiler.pipeline.analyze`): the node
+  classes in the function as the analyses saw it (and `rules.base.AttributeStore` for an
+  attribute assignment target), from the one walk that also gives statements their
+  origins; the pipeline's first question about node types, and the binding-time
+  analysis, read it.  Rules change the tree: it is not kept up to date.
 """
 from __future__ import annotations
 
@@ -51,6 +58,8 @@ class Anno(enum.Enum):
     BRANCHES_LIVE_IN = "branches_live_in"
     ARGUMENT_UPDATES = "argument_updates"
     HELPER_UPDATES = "helper_updates"
+    NODE_TYPES = "node_types"
+    RESOLVED_KINDS = "resolved_kinds"
 
 
 class BindingTime(enum.Enum):

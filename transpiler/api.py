@@ -29,7 +29,8 @@ from emit.fileformat import generated_file_name, is_intact, records_function
 
 from . import module_cache
 from .loading import compile_generated, module_imports_of, names_read_by, namespace_for
-from .pipeline import generated_module, run_nested, runtime_resolver, transpile_function
+from .pipeline import (generated_mapped_module, run_nested, runtime_resolver,
+                       transpile_function)
 from .source import function_source
 
 GENERATED_DIR_ENV = "PSC_GENERATED_DIR"
@@ -154,9 +155,11 @@ class _Generated:
             transpiled = transpile_function(
                 self.source, resolver=runtime_resolver(fn), module_ast=imports,
                 module_name=fn.__module__, static_argnames=static_argnames)
-            self.text = generated_module(self.source.file, [transpiled], imports)
+            emitted = generated_mapped_module(self.source.file, [transpiled], imports)
+            self.text = emitted.text
             self.free_names = set(transpiled.free_names)
-            self.code = compile_generated(self.text, self.source.file, label, self.location)
+            self.code = compile_generated(self.text, self.source.file, label, self.location,
+                                          emitted.line_map)
             if cache_key is not None:   # compiled: Python accepts it
                 module_cache.store(cache_key, self.text)
 

@@ -22,6 +22,7 @@ from .anno import Anno, getanno, setanno
 from .analysis.binding_time import (inplace_function_target, is_inplace_function_call,
                                     is_inplace_method_call, is_shape_target)
 from .analysis.resolve import Kind, RuntimeResolver, annotate_names, resolution_of
+from .analysis.walk import NodeVisitor, walk
 from .loading import closure_values
 from .source import function_source
 
@@ -52,7 +53,7 @@ _SIDE_EFFECTS = {"builtins.exec": "exec() runs code the transpiler cannot see",
                  "builtins.delattr": "delattr() mutates an object"}
 
 
-class _SubsetChecker(gast.NodeVisitor):
+class _SubsetChecker(NodeVisitor):
     def __init__(self, source, function: gast.FunctionDef, static=frozenset(),
                  nested: bool = False):
         self.source = source
@@ -76,11 +77,10 @@ class _SubsetChecker(gast.NodeVisitor):
     def fail(self, node, message: str, hint: str | None = None):
         raise PSCSyntaxError(message, self.source.location(node), hint)
 
-    def generic_visit(self, node):
-        found = _UNSUPPORTED.get(type(node))
-        if found is not None:
-            self.fail(node, *found)
-        super().generic_visit(node)
+    def _refuse(self, node):
+        """A construct of `_UNSUPPORTED` (the visit method of each of its classes, set
+        below the class)."""
+        self.fail(node, *_UNSUPPORTED[type(node)])
 
     def visit_Import(self, node):
         """``import math`` / ``from math import pi`` in the function: a static binding, run
@@ -297,7 +297,7 @@ class _SubsetChecker(gast.NodeVisitor):
         """The loop variable is rebound: an argument (alias) only if the loop may yield
         one, never because of what the name held before the loop."""
         self._note_assigned([target])
-        for name in gast.walk(target):
+        for name in _target_names(target):
             if isinstance(name, gast.Name) and isinstance(name.ctx, gast.Store):
                 if name.id in aliasing:
                     self.aliases.add(name.id)
@@ -330,7 +330,7 @@ class _SubsetChecker(gast.NodeVisitor):
 
     def _note_assigned(self, targets):
         for target in targets:
-            for name in gast.walk(target):
+            for name in _target_names(target):
                 if isinstance(name, gast.Name) and isinstance(name.ctx, gast.Store):
                     self.assigned.add(name.id)
                     if name.id in self.parameters:
@@ -468,6 +468,16 @@ class _SubsetChecker(gast.NodeVisitor):
                                  "the argument is never updated")
 
 
+for _kind in _UNSUPPORTED:
+    setattr(_SubsetChecker, f"visit_{_kind.__name__}", _SubsetChecker._refuse)
+
+
+def _target_names(target):
+    """`gast.walk` of an assignment target (breadth first: the first name so found is the
+    one recorded), without the walk for the usual target, a name."""
+    return (target,) if isinstance(target, gast.Name) else gast.walk(target)
+
+
 def _bare_name_aliases(function) -> set[str]:
     """Names on either side of an assignment of one name to another (``y = x``, also
     inside tuples and lists: ``a, b = x, y``; ``ys = [x]``)."""
@@ -505,17 +515,22 @@ _OPERATOR_TEXT = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/",
 def _bound_only_by_augmented_assignment(function, scope) -> set[str]:
     """Names the function binds, but only as ``name op= ...`` targets (never a parameter,
     an assignment, a loop target, an import...): Python raises UnboundLocalError there."""
-    augmented_targets = {id(node.target) for node in gast.walk(function)
-                         if isinstance(node, gast.AugAssign) and
-                         isinstance(node.target, gast.Name)}
-    augmented, other = set(), set(scope.parameters)
-    for node in gast.walk(function):
-        if isinstance(node, gast.Name) and not isinstance(node.ctx, gast.Load):
-            (augmented if id(node) in augmented_targets else other).add(node.id)
+    augmented_targets, names = set(), []
+    other = set(scope.parameters)
+    for node in walk(function):   # one walk; the augmented targets are known only after it
+        if isinstance(node, gast.Name):
+            if not isinstance(node.ctx, gast.Load):
+                names.append(node)
+        elif isinstance(node, gast.AugAssign):
+            if isinstance(node.target, gast.Name):
+                augmented_targets.add(id(node.target))
         elif isinstance(node, gast.FunctionDef):
             other.add(node.name)
         elif isinstance(node, (gast.Import, gast.ImportFrom)):
             other.update(a.asname or a.name.split(".")[0] for a in node.names)
+    augmented = set()
+    for node in names:
+        (augmented if id(node) in augmented_targets else other).add(node.id)
     return augmented - other
 
 
@@ -536,9 +551,6 @@ def check_subset(source, function: gast.FunctionDef, static_argnames=()) -> None
 class _PurityChecker(_SubsetChecker):
     """Only the purity rules of `_SubsetChecker`: the helper runs as Python, so any syntax
     is fine, and what it does to its own arguments is its caller's business."""
-
-    def generic_visit(self, node):
-        gast.NodeVisitor.generic_visit(self, node)
 
     def visit_Import(self, node):
         pass
@@ -566,6 +578,9 @@ class _PurityChecker(_SubsetChecker):
     def _check_inplace_method(self, node) -> None:
         pass   # `_check_mutating_method` covers sort/fill on what the helper does not own
 
+
+for _kind in _UNSUPPORTED:   # any syntax is fine: visited as any other node
+    setattr(_PurityChecker, f"visit_{_kind.__name__}", NodeVisitor.generic_visit)
 
 _checked_helpers: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 _TRUSTED_PATHS = tuple(os.path.realpath(sysconfig.get_paths()[key]) + os.sep

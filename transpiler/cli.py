@@ -38,6 +38,7 @@ from runtime.public_names import DECORATOR
 from . import caches
 from .analysis.resolve import Kind, StaticResolver
 from .file_outline import effective_imports
+from .gast_conversion import parse as parse_gast
 from .pipeline import generated_module, run_nested, transpile_function
 from .source import module_function_sources
 from .version import __version__
@@ -163,7 +164,7 @@ class _FileTranspiler:
 
     def __init__(self, path: str, text: str):
         self.path = path
-        self.module = gast.parse(text)
+        self.module = parse_gast(text)
         # what the generated module copies: the decorator reads the same from the file's
         # outline, so both hash the same imports
         self.imports = gast.Module(effective_imports(self.module.body, text), [])

@@ -37,6 +37,10 @@ class FunctionSpan:
     name: str
     first_line: int   # 1-based, of its first decorator or of `def`
     last_line: int    # where `inspect.getsourcelines` ends it (see `_last_line`)
+    # the function's stdlib tree from the file's parse (file line numbers): its transpile
+    # converts it instead of parsing the function's text again
+    node: ast.FunctionDef | None = dataclasses.field(default=None, compare=False,
+                                                     repr=False)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -142,7 +146,7 @@ def _first_line(node) -> int:
 
 
 def _span(node: ast.FunctionDef, after, lines) -> FunctionSpan:
-    return FunctionSpan(node.name, _first_line(node), last_line(node, after, lines))
+    return FunctionSpan(node.name, _first_line(node), last_line(node, after, lines), node)
 
 
 def last_line(node, after, lines) -> int:

@@ -26,8 +26,10 @@ from .file_outline import FileVersion, file_outline
 
 
 def compile_generated(text: str, source_file: str, label: str,
-                      location: SourceLocation | None = None):
+                      location: SourceLocation | None = None, lines: dict | None = None):
     """Compile generated ``text``; register it for tracebacks and for source locations.
+    ``lines``: its `emit.line_map` where the emitter gave it (then the text is compiled
+    without being parsed into Python objects first, which costs more than compiling).
 
     Generated code that Python refuses is a bug of the rules (or a damaged module on
     disk), never the user's: a `PSCInternalError` at the user's function (``location``),
@@ -35,15 +37,19 @@ def compile_generated(text: str, source_file: str, label: str,
     filename = f"{GENERATED_PREFIX} {label}>"
     linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
     try:
-        tree = ast.parse(text, filename)   # parsed once: for the line map and for compile
-        code = compile(tree, filename, "exec")
+        if lines is None:
+            tree = ast.parse(text, filename)   # parsed once: for the line map and compile
+            code = compile(tree, filename, "exec")
+            lines = line_map(text, tree)
+        else:
+            code = compile(text, filename, "exec")
     except SyntaxError as error:
         raise PSCInternalError(
             f"the code generated for {label.rsplit(':', 1)[-1]} does not compile: "
             f"{error.msg} (generated line {error.lineno})", location,
             "this is a bug in psc-transpiler: please report it with the function") from error
     mapping = {}
-    for generated_line, source_line in line_map(text, tree).items():
+    for generated_line, source_line in lines.items():
         line_text = linecache.getline(source_file, source_line)
         col = len(line_text) - len(line_text.lstrip())
         mapping[generated_line] = SourceLocation(source_file, source_line, col)

@@ -14,15 +14,15 @@ import weakref
 
 import gast
 
-from emit import emit_module
+from emit import emit_mapped_module, emit_module
 from runtime.errors import PSCError, PSCSyntaxError, SourceLocation
 
-from .analysis.activity import Scope, analyze_scopes, free_names
+from .analysis.activity import Scope, analyze_scopes, names_and_free_names
 from .analysis.binding_time import analyze_binding_times
 from .analysis.helper_updates import annotate_helper_updates
 from .analysis.liveness import analyze_liveness
 from .analysis.resolve import RuntimeResolver, StaticResolver, annotate_names
-from .analysis.walk import walk
+from .analysis.walk import fix_missing_locations, walk
 from .anno import Anno, getanno, setanno
 from .checks import check_subset
 from .rules import PIPELINE, REANALYZE
@@ -40,6 +40,7 @@ class TranspiledFunction:
     node: gast.FunctionDef      # the build function
     free_names: frozenset       # module-level / closure names the function reads
     digest: str                 # FunctionSource.digest (static names, module imports)
+    names: frozenset | None = None   # every Name id in `node` (which emit asks about)
 
     @property
     def source_file(self) -> str:
@@ -58,14 +59,27 @@ def analyze(source: FunctionSource, function: gast.FunctionDef, *, resolver=None
     """Run every analysis on ``function`` (annotations); returns the function's scope."""
     if resolver is None:
         resolver = StaticResolver(module_ast, module_name)
+    _annotate_origins_and_types(source, function)
     scope = analyze_scopes(function)
     annotate_names(function, resolver)
     analyze_liveness(function)   # binding times read it: which loops stage
     analyze_binding_times(function, set(static_argnames))
-    for node in walk(function):
-        if isinstance(node, gast.stmt):
-            setanno(node, Anno.ORIGIN, source.location(node))
     return scope
+
+
+def _annotate_origins_and_types(source: FunctionSource, function) -> None:
+    """`Anno.ORIGIN` on every statement and `Anno.NODE_TYPES` on ``function``, one walk."""
+    found = set()
+    add = found.add
+    statement, attribute, store = gast.stmt, gast.Attribute, gast.Store
+    for node in walk(function):
+        node_type = node.__class__
+        add(node_type)
+        if isinstance(node, statement):
+            setanno(node, Anno.ORIGIN, source.location(node))
+        elif node_type is attribute and node.ctx.__class__ is store:
+            add(AttributeStore)
+    setanno(function, Anno.NODE_TYPES, frozenset(found))
 
 
 def reanalyze(function: gast.FunctionDef, liveness: bool = True) -> None:
@@ -78,28 +92,45 @@ def reanalyze(function: gast.FunctionDef, liveness: bool = True) -> None:
 
 
 class _NodeTypes:
-    """The node types a function contains, rescanned only after a rule may have changed it.
+    """The node types a function contains, rescanned only after a rule changed it.
 
     One walk of the tree collects them, much cheaper than a rule's transformer pass.  The
     set may list types a rule has since removed (a rule that runs for nothing is harmless),
-    never miss one a rule added: after a rule runs, the next question rescans.
+    never miss one a rule added: after a rule that rewrote something, the next question
+    rescans.
     """
 
     def __init__(self, function):
         self.function = function
-        self._types = None
+        # as the analyses found them: no rule has run yet
+        self._types = getanno(function, Anno.NODE_TYPES)
 
-    def changed(self, function) -> None:
-        self.function, self._types = function, None
+    def changed(self, function, added=None) -> None:
+        """A rule rewrote ``function``; ``added``: the node types it may have added, if it
+        says (`Rule.writes`), which spares the rescan."""
+        if added is None or self._types is None:
+            self.function, self._types = function, None
+        else:
+            self.function, self._types = function, self._types | added
 
     def contains_any(self, types) -> bool:
         if self._types is None:
-            self._types = {type(node) for node in walk(self.function)}
-            if gast.Attribute in self._types and any(   # `x.shape = n` (ShapeAssignment)
-                    isinstance(node, gast.Attribute) and isinstance(node.ctx, gast.Store)
-                    for node in walk(self.function)):
-                self._types.add(AttributeStore)
+            self._types = _types_in(self.function)
         return not self._types.isdisjoint(types)
+
+
+def _types_in(function) -> set:
+    """The node types in ``function``, and `AttributeStore` for an attribute assignment
+    target (``x.shape = n``, `ShapeAssignment`), in one walk."""
+    found = set()
+    add = found.add
+    attribute, store = gast.Attribute, gast.Store
+    for node in walk(function):
+        node_type = node.__class__
+        add(node_type)
+        if node_type is attribute and node.ctx.__class__ is store:
+            add(AttributeStore)
+    return found
 
 
 def _has_work(rule, present: _NodeTypes) -> bool:
@@ -113,12 +144,13 @@ def run_rules(function: gast.FunctionDef, context: RuleContext, *,
 
     With ``skip_idle`` (the default), work that cannot change the result is skipped: a rule
     whose `Rule.rewrites` types the function does not contain (at that point of the
-    pipeline), and, at `REANALYZE`, the analyses when no rule has run since they did (the
-    tree is as they saw it) and liveness when no rule that reads it will run.  The output
-    is the same either way (tests/test_pipeline_skipping.py checks it over the corpora).
+    pipeline), and, at `REANALYZE`, the analyses when no rule has rewritten anything since
+    they ran (the tree is as they saw it: `Rule.rewrote`) and liveness when no rule that
+    reads it will run.  The output is the same either way (tests/test_pipeline_skipping.py
+    checks it over the corpora).
     """
     present = _NodeTypes(function)
-    changed = False            # has a rule run since the analyses?
+    changed = False            # has a rule rewritten anything since the analyses?
     liveness_skipped = False   # did REANALYZE leave liveness out?
     for index, step in enumerate(PIPELINE):
         if step == REANALYZE:
@@ -126,6 +158,7 @@ def run_rules(function: gast.FunctionDef, context: RuleContext, *,
                 liveness = not skip_idle or _liveness_needed(PIPELINE[index + 1:], present)
                 reanalyze(function, liveness=liveness)
                 liveness_skipped = not liveness
+                changed = False
             continue
         if skip_idle and not _has_work(step, present):
             continue
@@ -133,9 +166,12 @@ def run_rules(function: gast.FunctionDef, context: RuleContext, *,
             # `_liveness_needed` looked ahead with the types present at REANALYZE: a rule
             # between it and this one wrote a construct that none of them had.
             raise AssertionError(f"{step.__name__} would read stale liveness")
-        function = step(context).visit(function)
-        present.changed(function)
-        changed = True
+        rule = step(context)
+        function = rule.visit(function)
+        if rule.rewrote or not skip_idle:
+            present.changed(function, step.writes if skip_idle else None)
+            changed = True
+            context.unpositioned_nodes |= not step.positions_its_nodes or not skip_idle
     return function
 
 
@@ -165,11 +201,13 @@ def transpile_function(source: FunctionSource, *, resolver=None, module_ast=None
     check_subset(source, function, static_argnames)
     context = RuleContext(source, runtime_alias)
     function = run_rules(function, context, skip_idle=skip_idle)
-    gast.fix_missing_locations(function)
-    free = frozenset(free_names(function))
-    return TranspiledFunction(name, source, function, free,
+    if context.unpositioned_nodes:   # (parsed nodes all have positions)
+        fix_missing_locations(function)
+    names, free = names_and_free_names(function)
+    return TranspiledFunction(name, source, function, frozenset(free),
                               source.digest(static_argnames,
-                                            module_ast if imports is None else imports))
+                                            module_ast if imports is None else imports),
+                              frozenset(names))
 
 
 def generated_module(source_file: str, functions: list[TranspiledFunction],
@@ -178,6 +216,13 @@ def generated_module(source_file: str, functions: list[TranspiledFunction],
     (a module of the source's effective imports) are the ones it may copy."""
     return emit_module(os.path.basename(source_file), functions, imports,
                        version=__version__)
+
+
+def generated_mapped_module(source_file: str, functions: list[TranspiledFunction],
+                            imports=None):
+    """`generated_module`'s text and its line map (an `emit.EmittedModule`)."""
+    return emit_mapped_module(os.path.basename(source_file), functions, imports,
+                              version=__version__)
 
 
 # --- helpers that update their parameters in place ----------------------------------------

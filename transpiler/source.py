@@ -15,6 +15,7 @@ import gast
 from runtime.errors import PSCSyntaxError, SourceLocation
 
 from .file_outline import last_line, outline_of
+from .gast_conversion import parse as parse_gast, to_gast
 from .version import __version__
 
 
@@ -27,6 +28,10 @@ class FunctionSource:
     text: str                # dedented source of the function, decorators included
     indent: int              # columns removed by dedenting
     lambda_at: tuple | None = None   # (line, col) of a lambda in `text` (the whole file)
+    # The function's stdlib tree from its file's parse (`file_outline`), numbered as in
+    # the file, where the source came from there: `parse` converts it instead of parsing
+    # `text` again (the same tree, `text` being that function's lines).
+    parsed: object = dataclasses.field(default=None, compare=False, repr=False)
 
     def digest(self, static_argnames=(), module_ast=None) -> str:
         """Hash of everything the generated code depends on: the transpiler version, the
@@ -51,7 +56,9 @@ class FunctionSource:
         return SourceLocation(self.file, line, col)
 
     def parse(self) -> gast.FunctionDef:
-        module = gast.parse(self.text)
+        if self.parsed is not None and self.indent == 0:
+            return to_gast(self.parsed, self.first_line - 1)
+        module = parse_gast(self.text)
         if self.lambda_at is not None:
             return _lambda_as_function(module, self.lambda_at)
         node = module.body[0]
@@ -105,7 +112,7 @@ def _lambda_source(fn) -> FunctionSource:
     positions = [(line, col) for line, _, col, _ in fn.__code__.co_positions()
                  if line is not None and col is not None]
     best, best_count = None, 0
-    for node in gast.walk(gast.parse(text)):
+    for node in gast.walk(parse_gast(text)):
         if isinstance(node, gast.Lambda):
             begin = (node.body.lineno, node.body.col_offset)
             end = (node.body.end_lineno, node.body.end_col_offset)
@@ -158,14 +165,14 @@ def _module_level_source(code) -> FunctionSource | None:
     if span is None or span.name != code.co_name:
         return None
     return _from_lines(file, span.first_line,
-                       outline.lines[span.first_line - 1:span.last_line])
+                       outline.lines[span.first_line - 1:span.last_line], span.node)
 
 
-def _from_lines(file: str, first_line: int, lines) -> FunctionSource:
+def _from_lines(file: str, first_line: int, lines, parsed=None) -> FunctionSource:
     text = "".join(lines)
     dedented = textwrap.dedent(text)
     indent = len(lines[0]) - len(lines[0].lstrip()) if dedented != text else 0
-    return FunctionSource(file, first_line, dedented, indent)
+    return FunctionSource(file, first_line, dedented, indent, parsed=parsed)
 
 
 def module_function_sources(file: str, text: str, module: gast.Module):

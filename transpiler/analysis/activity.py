@@ -10,6 +10,7 @@ import dataclasses
 import gast
 
 from ..anno import Anno, getanno, setanno
+from .walk import NodeVisitor
 
 
 @dataclasses.dataclass
@@ -65,7 +66,7 @@ def _parameter_names(args: gast.arguments) -> list[str]:
     return names
 
 
-class _ScopeBuilder(gast.NodeVisitor):
+class _ScopeBuilder(NodeVisitor):
     def __init__(self, scope: Scope):
         self.scope = scope
         self._non_function_bindings: set[str] = set()
@@ -157,7 +158,7 @@ def scope_of(node) -> Scope:
     return getanno(node, Anno.SCOPE)
 
 
-class ScopedVisitor(gast.NodeVisitor):
+class ScopedVisitor(NodeVisitor):
     """A visitor that knows the innermost scope (``self.scope``) of the node it visits."""
 
     def __init__(self, scope: Scope):
@@ -177,8 +178,10 @@ class _FreeNames(ScopedVisitor):
     def __init__(self, scope):
         super().__init__(scope)
         self.found: set[str] = set()
+        self.every: set[str] = set()
 
     def visit_Name(self, node):
+        self.every.add(node.id)
         if isinstance(node.ctx, gast.Load) and not self.scope.is_local(node.id):
             self.found.add(node.id)
 
@@ -186,6 +189,11 @@ class _FreeNames(ScopedVisitor):
 def free_names(function) -> set[str]:
     """Names read anywhere in ``function`` (nested functions included) that none of the
     enclosing scopes binds: module globals, closure variables and builtins."""
+    return names_and_free_names(function)[1]
+
+
+def names_and_free_names(function) -> tuple[set[str], set[str]]:
+    """Every `gast.Name` id in ``function``, and `free_names`, from one pass."""
     collector = _FreeNames(scope_of(function))
     collector.visit(function)
-    return collector.found
+    return collector.every, collector.found

@@ -19,10 +19,10 @@ import numpy as np
 
 from runtime.public_names import STATIC_RANGE
 
-from ..anno import Anno, BindingTime, setanno
+from ..anno import Anno, BindingTime, getanno, setanno
 from .liveness import carried
 from .resolve import Kind, range_call, resolution_of
-from .walk import walk
+from .walk import NodeVisitor, walk
 
 STATIC, TRACED = BindingTime.STATIC, BindingTime.TRACED
 _STATIC_ATTRIBUTES = frozenset({"shape", "ndim", "dtype", "size", "itemsize", "nbytes"})
@@ -99,10 +99,20 @@ def is_shape_target(target) -> bool:
 
 
 class _Evaluator:
-    """Computes the binding time of expressions in an environment of variables."""
+    """Computes the binding time of expressions in an environment of variables.
 
-    def __init__(self, env: dict[str, BindingTime]):
+    Verdicts are remembered per node until the environment changes (`forget`); the
+    variables a verdict read are collected in ``reads`` (shared with the evaluators of
+    comprehensions inside), which tells the fixpoint whether a change came too late."""
+
+    def __init__(self, env: dict[str, BindingTime], reads: set | None = None):
         self.env = env
+        self.reads = set() if reads is None else reads
+        self._verdicts: dict[int, BindingTime] = {}   # id(node) -> verdict; nodes outlive it
+
+    def forget(self) -> None:
+        """The environment changed: verdicts computed so far may be stale."""
+        self._verdicts.clear()
 
     def join(self, nodes) -> BindingTime:
         result = STATIC
@@ -112,13 +122,18 @@ class _Evaluator:
         return result
 
     def of(self, node) -> BindingTime:
-        method = getattr(self, f"_{type(node).__name__}", None)
-        return method(node) if method else self.join(gast.iter_child_nodes(node))
+        verdict = self._verdicts.get(id(node))
+        if verdict is None:
+            method = _METHODS.get(node.__class__)
+            verdict = method(self, node) if method else self.join(gast.iter_child_nodes(node))
+            self._verdicts[id(node)] = verdict
+        return verdict
 
     def _Constant(self, node):
         return STATIC
 
     def _Name(self, node):
+        self.reads.add(node.id)
         return self.env.get(node.id, STATIC)
 
     def _Attribute(self, node):
@@ -143,7 +158,7 @@ class _Evaluator:
 
     def _comprehension(self, node):
         env = dict(self.env)
-        inner = _Evaluator(env)
+        inner = _Evaluator(env, self.reads)
         for generator in node.generators:
             bt = inner.of(generator.iter)
             for target in gast.walk(generator.target):
@@ -156,22 +171,32 @@ class _Evaluator:
     _ListComp = _SetComp = _DictComp = _GeneratorExp = _comprehension
 
 
-def _bind(env, target, bt: BindingTime, value=None, evaluator=None) -> bool:
-    """Join ``bt`` into the names of ``target``; True when something changed."""
+# node class -> `_Evaluator` method for it (`_<ClassName>`), looked up once per class
+_METHODS = {getattr(gast, name[1:]): method for name, method in vars(_Evaluator).items()
+            if name[:1] == "_" and name[1:2].isupper() and hasattr(gast, name[1:])}
+
+
+def _bind(env, target, bt: BindingTime, value=None, evaluator=None, changed=None) -> bool:
+    """Join ``bt`` into the names of ``target``; True when something changed (the names
+    that did are added to ``changed``, and ``evaluator`` forgets its verdicts)."""
     if evaluator is not None and isinstance(target, (gast.Tuple, gast.List)) and \
             isinstance(value, (gast.Tuple, gast.List)) and len(target.elts) == len(value.elts):
-        changed = False
+        any_changed = False
         for t, v in zip(target.elts, value.elts):
-            changed |= _bind(env, t, evaluator.of(v), v, evaluator)
-        return changed
-    changed = False
-    for name in gast.walk(target):
+            any_changed |= _bind(env, t, evaluator.of(v), v, evaluator, changed)
+        return any_changed
+    any_changed = False
+    for name in walk(target):
         if isinstance(name, gast.Name) and isinstance(name.ctx, gast.Store):
             new = env.get(name.id, STATIC).join(bt)
             if env.get(name.id) is not new:
                 env[name.id] = new
-                changed = True
-    return changed
+                any_changed = True
+                if changed is not None:
+                    changed.add(name.id)
+                if evaluator is not None:   # the next elements' verdicts see the change
+                    evaluator.forget()
+    return any_changed
 
 
 def _exits_under_traced_if(statements, evaluator, traced=False) -> bool:
@@ -196,24 +221,56 @@ def _updated_variable(target: gast.Subscript):
     return base
 
 
-class _Propagator(gast.NodeVisitor):
+class _Propagator(NodeVisitor):
     """Joins binding times into variables.  ``control`` is the binding time of the
     decisions the current statement depends on: an assignment under a traced ``if`` (or in
     a loop a traced condition ends) makes its variable traced, whatever it assigns."""
 
-    def __init__(self, env):
+    def __init__(self, env, carried_by=None, expressions_bind=True):
         self.env = env
+        # Inside an expression only a lambda (its parameters) and `:=` bind anything:
+        # without them in the function, expressions need no visit (their verdicts are
+        # asked for where the statements use them)
+        self._skips_expressions = not expressions_bind
         self.evaluator = _Evaluator(env)
         self.changed = False
+        # a variable changed after a verdict read it: another round must see the change
+        self.stale = False
         self.control = STATIC
         self.static_bound: set[str] = set()   # see Anno.STATIC_BOUND
+        self._carried = {} if carried_by is None else carried_by   # id(loop) -> carried
 
     def _bind(self, target, bt, value=None):
         if bt is STATIC:
-            self.static_bound |= {n.id for n in gast.walk(target) if isinstance(n, gast.Name)
+            self.static_bound |= {n.id for n in walk(target) if isinstance(n, gast.Name)
                                   and isinstance(n.ctx, gast.Store)}
-        self.changed |= _bind(self.env, target, bt.join(self.control), value,
-                              self.evaluator if self.control is STATIC else None)
+        changed = set()
+        if _bind(self.env, target, bt.join(self.control), value,
+                 self.evaluator if self.control is STATIC else None, changed):
+            self.changed = True
+            self.evaluator.forget()
+            if not changed.isdisjoint(self.evaluator.reads):
+                self.stale = True
+
+    def generic_visit(self, node):
+        if not self._skips_expressions:
+            return super().generic_visit(node)
+        expression = gast.expr
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if isinstance(value, list):
+                for item in value:
+                    if isinstance(item, gast.AST) and not isinstance(item, expression):
+                        self.visit(item)
+            elif isinstance(value, gast.AST) and not isinstance(value, expression):
+                self.visit(value)
+
+    def _carried_by(self, node) -> list[str]:
+        """`carried` (liveness is fixed while binding times are computed: once per loop)."""
+        found = self._carried.get(id(node))
+        if found is None:
+            found = self._carried[id(node)] = carried(node)
+        return found
 
     def _under(self, bt, statements):
         saved = self.control
@@ -257,7 +314,7 @@ class _Propagator(gast.NodeVisitor):
             # A staged loop's index is a traced counter, and what it carries is loop
             # state: traced while the program is built, whatever they start as.
             self._bind(node.target, TRACED)
-            for name in carried(node):
+            for name in self._carried_by(node):
                 self._bind(gast.Name(name, gast.Store(), None, None), TRACED)
         else:
             # After a traced `break`, the later iterations bind the target only where the
@@ -274,8 +331,10 @@ class _Propagator(gast.NodeVisitor):
             return False
         if iterable is TRACED:
             return isinstance(node.target, gast.Name)
+        carried_names = self._carried_by(node)
+        self.evaluator.reads.update(carried_names)
         return kind == "range" and any(self.env.get(name, STATIC) is TRACED
-                                       for name in carried(node))
+                                       for name in carried_names)
 
     def _nested(self, node):
         # A nested function may be called with traced arguments: assume it is.
@@ -296,44 +355,40 @@ class _Propagator(gast.NodeVisitor):
         self._bind(node.target, self.evaluator.of(node.value))
 
 
-class _MemoizedEvaluator(_Evaluator):
-    """An `_Evaluator` that remembers each node's verdict: once the environment is final,
-    annotating every expression asks for each subexpression again and again (its parent,
-    its grandparent...), which would cost the tree's size times its depth."""
-
-    def __init__(self, env: dict[str, BindingTime]):
-        super().__init__(env)
-        self._verdicts: dict[int, BindingTime] = {}   # id(node) -> verdict; nodes outlive it
-
-    def of(self, node) -> BindingTime:
-        verdict = self._verdicts.get(id(node))
-        if verdict is None:
-            verdict = self._verdicts[id(node)] = super().of(node)
-        return verdict
-
-
-def _annotate(statements, env) -> None:
-    """Give every expression in ``statements`` (nested functions too) its binding time."""
-    evaluator = _MemoizedEvaluator(env)
+def _annotate(statements, evaluator: _Evaluator) -> None:
+    """Give every expression in ``statements`` (nested functions too) its binding time.
+    ``evaluator`` holds the final environment, and the verdicts of the last round (it
+    remembers each node's: annotating asks for each subexpression again and again, its
+    parent, its grandparent..., which would cost the tree's size times its depth)."""
+    of = evaluator.of
+    expression = gast.expr
     for statement in statements:
         for node in walk(statement):
-            if isinstance(node, gast.expr):
-                setanno(node, Anno.BINDING_TIME, evaluator.of(node))
+            if isinstance(node, expression):
+                setanno(node, Anno.BINDING_TIME, of(node))
 
 
 def analyze_binding_times(function: gast.FunctionDef, static_names) -> dict[str, BindingTime]:
-    """Annotate ``function``'s expressions; returns the variables' binding times."""
+    """Annotate ``function``'s expressions; returns the variables' binding times.
+
+    Rounds over the body join binding times into the environment until a round changes
+    no variable that a verdict of that round had read before the change (then another
+    round would compute the same verdicts and bind nothing new): for straight-line code
+    and loops whose variables are traced from the start, one round."""
     args = function.args
     params = [a.id for a in args.posonlyargs + args.args + args.kwonlyargs]
     params += [a.id for a in (args.vararg, args.kwarg) if a is not None]
     env = {name: STATIC if name in static_names else TRACED for name in params}
+    carried_by: dict = {}
+    types = getanno(function, Anno.NODE_TYPES)
+    expressions_bind = types is None or not types.isdisjoint({gast.Lambda, gast.NamedExpr})
     while True:
-        propagator = _Propagator(env)
+        propagator = _Propagator(env, carried_by, expressions_bind)
         for statement in function.body:
             propagator.visit(statement)
-        if not propagator.changed:
+        if not propagator.stale:
             break
-    _annotate(function.body, env)
+    _annotate(function.body, propagator.evaluator)
     setanno(function, Anno.VARIABLE_TIMES, dict(env))
     setanno(function, Anno.STATIC_BOUND, frozenset(propagator.static_bound) |
             {name for name, bt in env.items() if bt is STATIC})

@@ -16,7 +16,7 @@ import inspect
 
 import gast
 
-from ..anno import Anno, setanno
+from ..anno import Anno, getanno, setanno
 from .resolve import Kind, resolution_of
 from .walk import walk
 
@@ -26,6 +26,9 @@ UNMAPPABLE = "unmappable"   # a call with *args or **kwargs: the arguments are n
 def annotate_helper_updates(function: gast.FunctionDef, lookup, parameters_updated_by):
     """``lookup(name)``: the helper object a free name denotes, or None where unknown;
     ``parameters_updated_by(helper)``: its parameter name -> augmented-only, or None."""
+    kinds = getanno(function, Anno.RESOLVED_KINDS)
+    if kinds is not None and Kind.USER_FUNCTION not in kinds:
+        return   # no free name denotes a user function: no call to look at
     for node in walk(function):
         if not isinstance(node, gast.Call) or not isinstance(node.func, gast.Name):
             continue

@@ -178,12 +178,19 @@ class _NameAnnotator(ScopedVisitor):
     def __init__(self, resolver, scope: Scope):
         super().__init__(scope)
         self.resolver = resolver
+        # a free name denotes one thing during the pass: resolved once (a `Resolution` is
+        # immutable, so the nodes can share it), and so are attributes of what it denotes
+        self._free: dict[str, Resolution] = {}
+        self._attributes: dict[tuple, Resolution | None] = {}
 
     def visit_Name(self, node):
         if not isinstance(node.ctx, gast.Load):
             return
         if not self.scope.is_local(node.id):
-            setanno(node, Anno.RESOLVED, self.resolver.resolve(node.id))
+            resolved = self._free.get(node.id)
+            if resolved is None:
+                resolved = self._free[node.id] = self.resolver.resolve(node.id)
+            setanno(node, Anno.RESOLVED, resolved)
             return
         imported = self.scope.imported(node.id)
         if imported is not None:   # `import math` in the function: as a module-level one
@@ -193,13 +200,21 @@ class _NameAnnotator(ScopedVisitor):
         self.generic_visit(node)
         base = getanno(node.value, Anno.RESOLVED)
         if base is not None:
-            resolved = base.attribute(node.attr)
+            key = (base, node.attr)
+            try:
+                resolved = self._attributes[key]
+            except KeyError:
+                resolved = self._attributes[key] = base.attribute(node.attr)
             if resolved is not None:
                 setanno(node, Anno.RESOLVED, resolved)
 
 
 def annotate_names(function: gast.FunctionDef, resolver) -> None:
-    _NameAnnotator(resolver, scope_of(function)).visit(function)
+    annotator = _NameAnnotator(resolver, scope_of(function))
+    annotator.visit(function)
+    # which kinds of thing the function's free names denote (`Anno.RESOLVED_KINDS`)
+    setanno(function, Anno.RESOLVED_KINDS,
+            frozenset(resolved.kind for resolved in annotator._free.values()))
 
 
 def resolution_of(node) -> Resolution | None:

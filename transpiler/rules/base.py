@@ -13,6 +13,7 @@ import dataclasses
 import gast
 
 from ..anno import Anno, getanno, setanno
+from ..analysis.walk import NodeTransformer
 
 
 @dataclasses.dataclass
@@ -24,6 +25,8 @@ class RuleContext:
     # introduced (flags, the result), which Conditionals keeps live after a return.
     return_flag: str | None = None
     exit_variables: set = dataclasses.field(default_factory=set)
+    # Set by `run_rules`: may a rule have written a node without a position?
+    unpositioned_nodes: bool = False
 
 
 class AttributeStore:
@@ -31,7 +34,7 @@ class AttributeStore:
     (``x.shape = n``), which the pipeline tells apart from the many attribute reads."""
 
 
-class Rule(gast.NodeTransformer):
+class Rule(NodeTransformer):
     """A rewrite rule: a NodeTransformer that reads annotations and keeps origins.
 
     ``self.function`` is the top-level function being rewritten (the first FunctionDef
@@ -43,10 +46,22 @@ class Rule(gast.NodeTransformer):
     a type missing here makes the pipeline skip a rule that had work to do.
     `has_work` may narrow it further from annotations.
     ``reads_liveness``: whether the rule reads `Anno.LIVE_IN`/`LIVE_OUT`/`DEFINED_IN`.
+    ``rewrote``: after a pass, whether it may have changed the tree.  A rule that knows
+    sets `tracks_rewrites` and calls `rewrote_something` where it changes anything; then
+    a pass that changed nothing spares the pipeline the rescans and reanalysis that follow
+    a change.  Any other rule counts as having changed the tree.
     """
 
     rewrites: frozenset | None = None
     reads_liveness: bool = False
+    tracks_rewrites: bool = False
+    # every node the rule writes has a position (`BuildFunction`): when it is the only
+    # rule that rewrote anything, the pipeline need not fix missing locations
+    positions_its_nodes: bool = False
+    # The node types a pass may add to the function (what it builds; what it moves was
+    # there already), where the rule declares them: after it rewrote, the pipeline adds
+    # them to the types it knows instead of walking the function again.  None: unknown.
+    writes: frozenset | None = None
 
     @staticmethod
     def has_work(function) -> bool:
@@ -57,6 +72,10 @@ class Rule(gast.NodeTransformer):
     def __init__(self, context: RuleContext):
         self.context = context
         self.function = None
+        self.rewrote = not self.tracks_rewrites
+
+    def rewrote_something(self) -> None:
+        self.rewrote = True
 
     def enter_function(self, node) -> None:
         if self.function is None:

@@ -40,6 +40,7 @@ from runtime.purity import PURE_MODULES
 from ..analysis.activity import scope_of
 from ..anno import Anno, BindingTime, getanno
 from ..analysis.resolve import Kind, resolution_of
+from ..analysis.walk import walk
 from .base import Rule, runtime_call
 
 _CALL_THROUGH = {Kind.USER_FUNCTION, Kind.UNKNOWN, Kind.RULE}
@@ -52,6 +53,14 @@ class TranspiledCalls(Rule):
     """``helper(x)`` -> ``psc.transpiled(helper)(x)`` for user and unknown callables."""
 
     rewrites = frozenset({gast.Call})
+    tracks_rewrites = True
+
+    @staticmethod
+    def has_work(function) -> bool:
+        """Is there a call this rule may rewrite?  One walk, much cheaper than the
+        transformer's pass: the common NumPy program calls only NumPy and primitives."""
+        return any(isinstance(node, gast.Call) and _may_rewrite(node.func)
+                   for node in walk(function))
 
     def __init__(self, context):
         super().__init__(context)
@@ -104,9 +113,25 @@ class TranspiledCalls(Rule):
             for arg in [*node.args, *(k.value for k in node.keywords)])
         if self._needs_transpiling(node.func):
             node.func = runtime_call(self.context.runtime_alias, "transpiled", node.func)
+            self.rewrote_something()
         elif self._method_of_outside_object(node.func):
             node.func = runtime_call(self.context.runtime_alias, "checked", node.func)
+            self.rewrote_something()
         return node
+
+
+def _may_rewrite(func) -> bool:
+    """Could `TranspiledCalls` rewrite a call of ``func``?  Over-approximates
+    `_needs_transpiling` and `_method_of_outside_object` from the annotations alone: a
+    resolved callee of a kind that may go through the runtime (a builtin only if it has
+    a translation rule), a name without a resolution (a local), a method of a name."""
+    resolved = resolution_of(func)
+    if resolved is None:
+        return isinstance(func, gast.Name) or (isinstance(func, gast.Attribute) and
+                                               isinstance(func.value, gast.Name))
+    if resolved.kind is Kind.BUILTIN:
+        return lookup_rule(resolved.qualname) is not None
+    return resolved.kind is Kind.MODULE or resolved.kind in _CALL_THROUGH
 
 
 def _unvetted_module(qualname: str) -> bool:

@@ -58,7 +58,7 @@ from __future__ import annotations
 
 import gast
 
-from ..analysis.liveness import assigned_in
+from ..analysis.liveness import bindings_in
 from ..anno import Anno, getanno
 from .base import Rule, load, runtime_call
 from .control_flow_functions import (FunctionNames, body_function, initial_values,
@@ -83,12 +83,17 @@ class Conditionals(Rule):
         self.generic_visit(node)
         if not is_staged_if(node):
             return node
-        reject_container_mutation(node.body + node.orelse, self.context.source, "if")
+        # what each branch binds, found once: the branches do not change below
+        calls = []
+        (in_body, body_functions), (in_else, else_functions) = \
+            bindings_in(node.body, calls), bindings_in(node.orelse, calls)
+        reject_container_mutation(node.body + node.orelse, self.context.source, "if",
+                                  in_body | in_else, calls)
         alias = self.context.runtime_alias
-        state, inputs = branch_outputs(node), branch_inputs(node)
+        variables = (in_body | in_else) - (body_functions | else_functions)
+        state, inputs = branch_outputs(node, variables), branch_inputs(node, variables)
         defined = getanno(node, Anno.DEFINED_IN, frozenset())
         live_after = getanno(node, Anno.LIVE_OUT, frozenset())
-        in_body, in_else = assigned_in(node.body), assigned_in(node.orelse)
         for name in state:
             # a branch that returned needs no value for it: after a return it is dead
             unset = (name not in in_body and not returned[0]) or \

@@ -7,6 +7,7 @@ from runtime.errors import PSCNameError, PSCTypeError
 
 from ..analysis.liveness import assigned_in
 from ..analysis.resolve import Kind, resolution_of
+from ..analysis.walk import walk
 
 from ..anno import Anno, getanno, setanno
 from .base import load, runtime_attribute, with_origin
@@ -120,11 +121,20 @@ def _mutates_container(call, local) -> bool:
         getattr(resolution_of(func.value), "kind", None) not in (Kind.NUMPY, Kind.MODULE)
 
 
-def reject_container_mutation(statements, source, construct: str) -> None:
+def reject_container_mutation(statements, source, construct: str, local=None,
+                              calls=None) -> None:
     """A staged body runs once, when it is built, not once per iteration or only when its
-    branch is taken: a Python container it changes in place would come out wrong."""
-    local = assigned_in(statements)
-    for statement in statements:
+    branch is taken: a Python container it changes in place would come out wrong.
+    ``local``: `assigned_in` ``statements``, and ``calls``: every call in them, where the
+    caller has them (`bindings_in` finds both in one walk)."""
+    if local is None:
+        local = assigned_in(statements)
+    if calls is None:
+        calls = [node for statement in statements for node in walk(statement)
+                 if isinstance(node, gast.Call)]
+    if not any(_mutates_container(node, local) for node in calls):
+        return
+    for statement in statements:   # breadth first: the error names the first one so found
         for node in gast.walk(statement):
             if isinstance(node, gast.Call) and _mutates_container(node, local):
                 raise PSCTypeError(

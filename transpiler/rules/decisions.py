@@ -29,22 +29,27 @@ def is_staged_while(node: gast.While) -> bool:
     return _traced(node.test)
 
 
-def branch_outputs(node: gast.If) -> list[str]:
+def branch_outputs(node: gast.If, variables=None) -> list[str]:
     """What a staged ``if`` gives back: variables its branches assign that are live after
     it.  (Unlike a loop's state, a value only read inside is not unified: after
     ``if c: return x`` the rest, ``x = x.sum()``..., is an ``if`` that must not make ``x``
     one type on both paths.)"""
-    return sorted(assigned_variables(node) & set(getanno(node, Anno.LIVE_OUT, frozenset())))
+    if variables is None:
+        variables = assigned_variables(node)
+    return sorted(variables & set(getanno(node, Anno.LIVE_OUT, frozenset())))
 
 
-def branch_inputs(node: gast.If) -> list[str]:
+def branch_inputs(node: gast.If, variables=None) -> list[str]:
     """What a staged ``if``'s branches read before assigning (so their functions take it
     as a parameter) but nothing reads after the ``if``."""
     read_first = set(getanno(node, Anno.BRANCHES_LIVE_IN, frozenset()))
-    return sorted((assigned_variables(node) & read_first) - set(branch_outputs(node)))
+    if variables is None:   # (`assigned_variables` of ``node``, where the caller has it)
+        variables = assigned_variables(node)
+    return sorted((variables & read_first) - set(branch_outputs(node, variables)))
 
 
-def is_staged_for(node: gast.For, function: gast.FunctionDef) -> bool:
+def is_staged_for(node: gast.For, function: gast.FunctionDef, state=None) -> bool:
+    """``state``: `carried` of ``node``, where the caller has it."""
     kind = range_call(node.iter)
     if kind == STATIC_RANGE:
         return False
@@ -57,7 +62,7 @@ def is_staged_for(node: gast.For, function: gast.FunctionDef) -> bool:
         return False   # a static container: the loop unrolls as Python
     times = getanno(function, Anno.VARIABLE_TIMES, {})
     return any(times.get(name, BindingTime.TRACED) is BindingTime.TRACED
-               for name in carried(node))
+               for name in (carried(node) if state is None else state))
 
 
 def is_staged_loop(node, function) -> bool:

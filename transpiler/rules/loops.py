@@ -44,7 +44,7 @@ from __future__ import annotations
 import gast
 
 from ..anno import Anno, getanno
-from ..analysis.liveness import assigned_in, writes
+from ..analysis.liveness import assigned_variables, bindings_in, writes
 from .base import Rule, load, runtime_call, with_origin
 from .control_flow_functions import (FunctionNames, body_function, initial_values,
                                      names_constant, reject_container_mutation,
@@ -56,6 +56,10 @@ class Loops(Rule):
 
     rewrites = frozenset({gast.For, gast.While})
     reads_liveness = True   # what a staged construct carries
+    # body functions, their calls and the state tuples (`control_flow_functions`)
+    writes = frozenset({gast.FunctionDef, gast.arguments, gast.Name, gast.Param, gast.Load,
+                        gast.Store, gast.Return, gast.Tuple, gast.Assign, gast.Expr,
+                        gast.Call, gast.Attribute, gast.Constant, gast.keyword, gast.Pass})
 
     def __init__(self, context):
         super().__init__(context)
@@ -65,9 +69,12 @@ class Loops(Rule):
         self.generic_visit(node)
         if not is_staged_while(node):
             return node
-        reject_container_mutation(node.body, self.context.source, "while loop")
+        calls = []
+        body_bindings = bindings_in(node.body, calls)
+        reject_container_mutation(node.body, self.context.source, "while loop",
+                                  body_bindings[0], calls)
         alias = self.context.runtime_alias
-        state = carried(node)
+        state = carried(node, assigned_variables(node, body_bindings))
         defined = getanno(node, Anno.DEFINED_IN, frozenset())
         test = body_function(self.names("while_test", node), state,
                              [with_origin(gast.Return(node.test), node)], None, node)
@@ -79,18 +86,24 @@ class Loops(Rule):
     def visit_For(self, node):
         self.generic_visit(node)
         stop = getanno(node, Anno.STOP_FLAG)
-        staged = is_staged_for(node, self.function)
+        # what the body binds, found once: the body does not change below
+        calls = []
+        body_bindings = bindings_in(node.body, calls)
+        self._body_assigned = body_bindings[0]
+        state = carried(node, assigned_variables(node, body_bindings))
+        staged = is_staged_for(node, self.function, state)
         if not staged and stop is None:
             return node
         if staged and range_call(node.iter) == "range":
             # staged for sure (other iterables may unroll)
-            reject_container_mutation(node.body, self.context.source, "for loop")
+            reject_container_mutation(node.body, self.context.source, "for loop",
+                                      self._body_assigned, calls)
         if not staged:   # unrolled, but the iterations after a traced exit are conditional
             reject_container_mutation(node.body, self.context.source,
                                       "for loop (the iterations after a traced break or "
-                                      "return run conditionally)")
+                                      "return run conditionally)", self._body_assigned,
+                                      calls)
         alias = self.context.runtime_alias
-        state = carried(node)
         if self._unpacks_target(node):
             # the body binds the target itself: names of it used after the loop are state
             state = sorted(set(state) | (writes(node.target) &
@@ -121,13 +134,12 @@ class Loops(Rule):
             call.keywords.append(gast.keyword("unroll", gast.Constant(True, None)))
         return [body, result_assignment(results, call, node), *node.orelse]
 
-    @staticmethod
-    def _unpacks_target(node) -> bool:
+    def _unpacks_target(self, node) -> bool:
         """Whether the body function binds the loop target from a parameter ``target_``:
         for a tuple target, and for a name the body assigns again (after the loop it
         holds the body's value, not the element: it is state, not the loop variable)."""
         return not isinstance(node.target, gast.Name) or \
-            node.target.id in assigned_in(node.body)
+            node.target.id in self._body_assigned
 
     def _target(self, node):
         if not self._unpacks_target(node):

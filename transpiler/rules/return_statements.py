@@ -62,10 +62,12 @@ class ReturnStatements(Rule):
 
     # a return is lowered only inside a loop or a staged `if`
     rewrites = frozenset({gast.For, gast.While, gast.If})
+    tracks_rewrites = True
 
     def visit_FunctionDef(self, node):
         if not _needs_lowering(node):
             return node
+        self.rewrote_something()
         alias = self.context.runtime_alias
         self.flag = fresh_name("do_return", node)
         self.value = fresh_name("retval", node)
