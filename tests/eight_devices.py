@@ -4,7 +4,8 @@ jax fixes the CPU device count when it starts its client, and the rest of the su
 started it with one; a cases file (named so that the suite does not collect it) runs once,
 in a child pytest with ``XLA_FLAGS=--xla_force_host_platform_device_count=8``, and
 `child_outcomes` reads its report back, one entry per case, for a test of its own each
-(as `tests/test_placement.py` does for `tests/placement_cases.py`).
+(`tests/test_placement.py`, `test_spmd.py`, `test_pmap.py`, `test_collectives.py`,
+`test_iterated_map_reduce.py`).
 """
 from __future__ import annotations
 
@@ -28,7 +29,8 @@ def child_outcomes(cases_file, report_dir) -> dict:
     """``{case name: None if it passed, else its failure text}`` from one child run."""
     report = pathlib.Path(report_dir) / "report.xml"
     flags = os.environ.get("XLA_FLAGS", "") + f" --xla_force_host_platform_device_count={COUNT}"
-    env = dict(os.environ, XLA_FLAGS=flags.strip(), PYTHONPATH=str(ROOT))
+    env = dict(os.environ, XLA_FLAGS=flags.strip(),
+               PYTHONPATH=os.pathsep.join([str(ROOT), str(ROOT / "tests")]))
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", str(cases_file), "-q", "-p", "no:cacheprovider",
          "-o", "addopts=", f"--junitxml={report}"],

@@ -9,51 +9,25 @@ checked in this process.
 """
 from __future__ import annotations
 
-import os
-import pathlib
-import subprocess
-import sys
-import xml.etree.ElementTree as ElementTree
-
 import numpy as np
 import pytest
 
 import placement_cases
 from conftest import assert_same
+from eight_devices import case_names, check_outcome, child_outcomes
 from transpiler import PSCTypeError, PSCValueError, device_put, devices, jit_ps
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-CASES_FILE = pathlib.Path(placement_cases.__file__)
-CASES = sorted(name for name in vars(placement_cases) if name.startswith("test_"))
+CASES = case_names(placement_cases)
 
 
 @pytest.fixture(scope="module")
 def outcomes(tmp_path_factory):
-    """``{case name: None if it passed, else its failure text}`` from one child run."""
-    report = tmp_path_factory.mktemp("placement") / "report.xml"
-    flags = os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=8"
-    env = dict(os.environ, XLA_FLAGS=flags.strip(), PYTHONPATH=str(ROOT))
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", str(CASES_FILE), "-q", "-p", "no:cacheprovider",
-         "-o", "addopts=", f"--junitxml={report}"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
-    if not report.exists():
-        pytest.fail(f"the child run wrote no report:\n{proc.stdout}\n{proc.stderr}")
-    found = {}
-    for case in ElementTree.parse(report).iter("testcase"):
-        problems = [p for p in case if p.tag in ("failure", "error", "skipped")]
-        name = case.get("name").split("[")[0]   # parametrized cases: one entry for all
-        text = "\n".join(f"{case.get('name')}: {p.get('message')}\n{p.text}"
-                         for p in problems) or None
-        found[name] = found.get(name) or text
-    return found
+    return child_outcomes(placement_cases.__file__, tmp_path_factory.mktemp("placement"))
 
 
 @pytest.mark.parametrize("name", CASES)
 def test_on_eight_devices(outcomes, name):
-    assert name in outcomes, f"{name} did not run in the child"
-    if outcomes[name] is not None:
-        pytest.fail(outcomes[name], pytrace=False)
+    check_outcome(outcomes, name)
 
 
 def test_device_put_keeps_float64_on_the_default_device():
