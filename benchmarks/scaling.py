@@ -13,7 +13,8 @@ keeps the per-device batch fixed (the global batch grows with ``n``).
 Each *system* is a pair (ours, theirs) measured side by side in the same process, the
 timed runs alternating: ``spmd`` — ours `jit_ps(..., in_shardings=, out_shardings=)`
 vs ``jax.jit`` with the same shardings (arguments placed once) — and ``pmap`` — ours
-``pmap`` with ``psum`` vs ``jax.pmap`` with ``lax.psum`` (NumPy arguments, split onto the
+``pmap`` with ``psum`` (``return_device_arrays=True``: results stay jax arrays, as
+``jax.pmap``'s) vs ``jax.pmap`` with ``lax.psum`` (NumPy arguments, split onto the
 devices at each call, by both).  Per device count the script
 prints the time per step of both, the ratio ours/jax (target ≤ 1.05), the collectives in
 both optimized HLO modules, and the speed-up slope (a least-squares fit of speed-up
@@ -104,7 +105,7 @@ def _per_device(devices, x, y):
 def pmap_ours(devices, w, x, y) -> Runner:
     import transpiler
     step = transpiler.pmap(pmap_train_step, axis_name="batch", in_axes=(None, 0, 0),
-                           out_axes=None, devices=devices)
+                           out_axes=None, devices=devices, return_device_arrays=True)
     args = (w, *_per_device(devices, x, y))
     return Runner(step, args, step.compile(*args).as_hlo_text())
 

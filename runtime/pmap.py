@@ -51,18 +51,22 @@ def _primitive(fn):
 
 @_primitive
 def pmap(fun=None, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnums=(),
-         devices=None, backend=None, axis_size=None, donate_argnums=()):
+         devices=None, backend=None, axis_size=None, donate_argnums=(),
+         return_device_arrays=False):
     """``fun`` mapped over an axis of its arguments, one device per slice (JAX's pmap);
     see the module docstring.  ``@pmap``, ``pmap(f, "i")`` or
-    ``functools.partial(pmap, axis_name="i")`` as a decorator."""
+    ``functools.partial(pmap, axis_name="i")`` as a decorator.  Results are NumPy arrays,
+    as `jit_ps`'s; ``return_device_arrays=True`` keeps the jax arrays, sharded over the
+    devices, without waiting for them (for chaining calls)."""
     if fun is None:
         return functools.partial(pmap, axis_name=axis_name, in_axes=in_axes,
                                  out_axes=out_axes,
                                  static_broadcasted_argnums=static_broadcasted_argnums,
                                  devices=devices, backend=backend, axis_size=axis_size,
-                                 donate_argnums=donate_argnums)
+                                 donate_argnums=donate_argnums,
+                                 return_device_arrays=return_device_arrays)
     return PmapFunction(fun, axis_name, in_axes, out_axes, static_broadcasted_argnums,
-                        devices, backend, axis_size)
+                        devices, backend, axis_size, bool(return_device_arrays))
 
 
 def _error(cls, message, hint=None):
@@ -75,7 +79,7 @@ class PmapFunction:
     __psc_primitive__ = True   # PSC code calls it as it is (inside a build: vmap)
 
     def __init__(self, fun, axis_name, in_axes, out_axes, static_argnums, devices, backend,
-                 axis_size):
+                 axis_size, return_device_arrays=False):
         if not callable(fun):
             raise _error(PSCTypeError, f"pmap needs a function, got {type(fun).__name__}")
         try:
@@ -95,6 +99,7 @@ class PmapFunction:
         self.devices = None if devices is None else list(devices)
         self.backend = backend
         self.axis_size = axis_size
+        self.return_device_arrays = return_device_arrays
         self.name = getattr(fun, "__name__", "pmapped")
         self._cache = LRUCache(64)
         functools.update_wrapper(self, fun, updated=())
@@ -109,8 +114,10 @@ class PmapFunction:
             return self._as_vmap(args, kwargs)
         try:
             compiled, leaves = self._compiled(args, kwargs)
-            results = compiled.executable(*compiled.arguments(leaves))
-            return host_results(tree_util.tree_unflatten(compiled.out_treedef, results))
+            results = compiled.executable(*compiled.arguments(leaves),
+                                          wait=not self.return_device_arrays)
+            results = tree_util.tree_unflatten(compiled.out_treedef, results)
+            return results if self.return_device_arrays else host_results(results)
         except PSCError as err:
             if err.location is None:
                 err.location = caller_location()

@@ -164,16 +164,19 @@ class ReplicatedExecutable:
         return _jax.batched_device_put(aval, sharding, parts, self._device_list, True, False,
                                        _jax.HostBufferSemantics.ZERO_COPY, True)
 
-    def __call__(self, *args) -> list:
+    def __call__(self, *args, wait: bool = True) -> list:
         """The outputs as jax arrays laid out as `out_placements` say (``np.asarray``
-        of one gives the global NumPy array)."""
+        of one gives the global NumPy array); computed, unless ``wait`` is False (then
+        a failed run is reported when a result is read, as with jax's asynchronous
+        dispatch; programs with run-time checks are always waited for)."""
         arrays = [self._put(arg, p, layout) for arg, p, layout in
                   zip(args, self.in_placements, self._in_layouts)]
         try:
             outputs = self.loaded.execute_sharded(self._const_arrays + arrays)
             results = outputs.consume_with_handlers(self._handlers)
-            for result in results:
-                result.block_until_ready()
+            if wait or self.check_sites is not None:
+                for result in results:
+                    result.block_until_ready()
         except _jax.JaxRuntimeError as err:
             raise runtime_error(self.computation.name, err) from None
         if self.check_sites is not None:   # the first replica's failure that happened

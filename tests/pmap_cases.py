@@ -149,6 +149,17 @@ def test_fewer_devices_than_available_and_given_devices():
                 data + np.arange(4)[:, None])
 
 
+def test_device_arrays_are_returned_sharded_and_can_be_fed_back():
+    f = pmap(lambda w, x: (w + psum(x, "i"), x * 2.0), "i", in_axes=(None, 0),
+             out_axes=(None, 0), return_device_arrays=True)
+    w, doubled = f(np.zeros(5), X)
+    assert isinstance(w, jax.Array) and isinstance(doubled, jax.Array)
+    assert len(doubled.sharding.device_set) == N and w.dtype == np.float64
+    assert_same(np.asarray(doubled), X * 2.0)
+    w2, _ = f(w, X)   # a result fed back in
+    assert_same(np.asarray(w2), 2 * X.sum(0))
+
+
 def test_programs_are_cached_per_signature():
     f = pmap(lambda x: psum(x, "i"), "i")
     f(X)
