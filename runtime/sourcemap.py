@@ -19,6 +19,7 @@ locations are cached per code object and instruction: each op asks for one.
 from __future__ import annotations
 
 import bisect
+import functools
 import linecache
 import re
 import sys
@@ -199,11 +200,18 @@ def _compact(text: str) -> str:
     return "".join(text.split()).replace('"', "'")
 
 
+@functools.lru_cache(maxsize=4096)
+def _compact_columns(text: str, start_col: int) -> tuple[list, str]:
+    """The columns of ``text``'s non-blank characters from ``start_col`` on, and those
+    characters as `_compact` gives them (once per source line: each of its ops asks)."""
+    columns = [i for i in range(start_col, len(text)) if not text[i].isspace()]
+    return columns, "".join(text[i] for i in columns).replace('"', "'")
+
+
 def _find_compact(text: str, wanted: str, start_col: int, offset: int):
     """(start, end) columns in ``text`` of the occurrence of ``wanted`` (compared as
     `_compact`) nearest to ``offset`` non-blank characters after ``start_col``."""
-    columns = [i for i in range(start_col, len(text)) if not text[i].isspace()]
-    compact = "".join(text[i] for i in columns).replace('"', "'")
+    columns, compact = _compact_columns(text, start_col)
     hits, at = [], compact.find(wanted)
     while at >= 0:
         hits.append(at)
