@@ -81,8 +81,10 @@ def test_benchmark_runs(name, tmp_path):
     if name == "allconv":   # ours and jax.jit ran (and agreed: the script checks that)
         assert "| ours (`jit_ps`) | jax.jit |" in proc.stdout
         assert "| step time / jax.jit |" in proc.stdout
-    if name == "scaling":   # both systems at both counts; the partitioner's all-reduce
-        assert written.count("| 2 | ") == 2 and "| all-reduce 1 | all-reduce 1 |" in written
+    if name == "scaling":   # both pairs, strong and weak, at both counts; one all-reduce
+        assert written.count("| 2 | ") == 4 and "| all-reduce 1 | all-reduce 1 |" in written
+        assert "**spmd, strong scaling" in written and "**pmap, weak scaling" in written
+        assert "| all-reduce 2 |" not in written   # psum(1, axis) folds to the axis size
     if name == "loops":   # every program ran (and agreed with plain Python: the script checks)
         for program in ("max_drawdown", "mandelbrot", "viterbi", "gauss_seidel", "kmeans",
                         "particles"):
