@@ -248,7 +248,11 @@ def ranks(a, traced_rtol, integers):
 @pytest.mark.parametrize("dtype", [F32, F64, C64, C128])
 def test_matrix_rank_matches_numpy(dtype):
     a = np.concatenate([low_rank((2, 5, 4), 2, dtype), low_rank((1, 5, 4), 4, dtype)])
-    same(ranks, a, np.array([0.5, 1e-8, 0.9]), np.round(np.real(a)).astype(I64))
+    # A tolerance above the rounding noise of the dtype's SVD: the rank-2 matrices' other
+    # singular values are that noise (~1e-7 relative in single precision), which differs
+    # between LAPACK builds and thread counts, so a tolerance under it decides nothing.
+    small = 1e-4 if np.dtype(dtype) in (np.dtype(F32), np.dtype(C64)) else 1e-8
+    same(ranks, a, np.array([0.5, small, 0.9]), np.round(np.real(a)).astype(I64))
 
 
 def test_matrix_rank_of_vectors_and_errors():
