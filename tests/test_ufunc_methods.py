@@ -41,6 +41,18 @@ def _input(dtype, shape=(3, 4)):
 def _numpy(x, name, method, options):
     if method == "outer":
         return getattr(np, name).outer(x[0], x[:, 1])
+    axis = options.get("axis", 0)
+    if method == "reduce" and x.ndim > 1 and x.size and isinstance(axis, int) and \
+            axis % x.ndim != 0:
+        # NumPy's reduce is a left fold along the axis; NumPy 2.4.6 on this AVX-512
+        # machine computes ``np.power.reduce``/``np.arctan2.reduce`` along a contiguous
+        # axis otherwise (x0 ** x3 for four elements, the middle ones skipped), while
+        # along a strided axis it folds as documented.  The oracle reduces a copy whose
+        # axis 0 (strided) is the reduced one.
+        moved = dict(options, axis=0, keepdims=False)
+        out = getattr(np, name).reduce(np.ascontiguousarray(np.moveaxis(x, axis, 0)),
+                                       **moved)
+        return np.expand_dims(out, axis) if options.get("keepdims") else out
     return getattr(getattr(np, name), method)(x, **options)
 
 
