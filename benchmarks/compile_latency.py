@@ -449,7 +449,7 @@ def report(result: dict, png_link: str | None) -> str:
         f"{result['jax_version']}, backend {result['backend']} (load average "
         f"{result['load']:.1f} at the end: the machine is shared).",
         f"Programs: k layers `{LAYER}` (5 NumPy ops each), float32 x [32, 64], W [64, 64];",
-        f"*chain* is straight-line code, *loop* runs the k layers as the body of a staged loop",
+        "*chain* is straight-line code, *loop* runs the k layers as the body of a staged loop",
         f"of {LOOP_TRIPS} trips (jax: `lax.fori_loop`). Each measurement is a fresh function "
         "from a fresh file,",
         "so nothing is cached; *ours transpile* is `jit_ps(fn)`, *ours first call* builds,",

@@ -422,4 +422,3 @@ def test_program_with_host_callbacks_is_not_cached(tmp_path, monkeypatch):
     assert_equal(jit_ps(noisy)(np.ones(3)), np.ones(3) + 1.0)
     assert cache_info().executables == before
     assert entry_files(tmp_path, "executables") == []
-

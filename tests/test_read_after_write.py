@@ -6,8 +6,8 @@ reads at another index from the array before, selecting the value written where 
 indices turn out equal), and `masked` writes a window of a line through an array as a
 scatter, so that XLA can update the array in place; these tests check that every answer
 is NumPy's, including traced indices equal at run time, negative indices, and blocks that
-meet in part or not at all (read from the array written, as before).  Each test runs the function under NumPy and under
-jit_ps on copies of the same arguments.
+meet in part or not at all (read from the array written, as before).  Each test runs the
+function under NumPy and under jit_ps on copies of the same arguments.
 """
 from __future__ import annotations
 

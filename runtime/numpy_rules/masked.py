@@ -188,8 +188,8 @@ class Masked:
         self.__psc_escape__("iterating over it")
 
     def __array__(self, *args, **kwargs):
-        self.__psc_escape__("converting it to a NumPy array (returning it, or passing it where "
-                     "an array of known shape is needed)")
+        self.__psc_escape__("converting it to a NumPy array (returning it, or passing it "
+                            "where an array of known shape is needed)")
 
     def __bool__(self):
         self.__psc_escape__("its truth value")
@@ -1005,4 +1005,3 @@ def involved(index, value=None) -> bool:
     items = index if isinstance(index, tuple) else (index,)
     return (traced_slice_position(index) is not None or isinstance(value, Masked)
             or any(isinstance(item, Masked) for item in items))
-
