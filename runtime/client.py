@@ -317,5 +317,24 @@ def compile_partitioned(computation: Computation, client, text: str, devices,
                         propagate_to_outputs, shardy: bool):
     """The loaded executable of the SPMD program ``text`` over ``devices``."""
     options = partitioned_compile_options(devices, propagate_to_outputs, shardy)
+    return compile_on_devices(computation, client, text, devices, options)
+
+
+# --- replicated programs (runtime.replicated, pmap): one program run once per device -----
+
+def replicated_compile_options(devices):
+    """Options for a program of ``len(devices)`` replicas, replica i on ``devices[i]``."""
+    options = _jax.CompileOptions()
+    build = options.executable_build_options
+    build.num_replicas = len(devices)
+    build.num_partitions = 1
+    build.device_assignment = _jax.DeviceAssignment.create(
+        np.array([[d.id] for d in devices]))
+    return options
+
+
+def compile_on_devices(computation: Computation, client, text: str, devices, options):
+    """The loaded executable of the multi-device program ``text`` (XLA's refusals as our
+    bug report, as for one device)."""
     return _compile_or_raise(computation, lambda: client.compile_and_load(
         text, _jax.DeviceList(tuple(devices)), options))

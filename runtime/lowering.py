@@ -175,11 +175,12 @@ def lower_operation(printer: Printer, op: Operation) -> None:
 
 
 def lower_to_stablehlo(computation: Computation, platform: str = "cpu", *, spmd=None,
-                       arg_attrs=None, out_attrs=None) -> str:
+                       arg_attrs=None, out_attrs=None, replicas: int = 1) -> str:
     """The module text of ``computation``.  An SPMD program (`runtime.spmd`) passes its
     `SpmdLowering` as ``spmd`` (partition count, mesh declaration; lowerings of sharding
     constraints read it as ``printer.spmd``) and one attribute text per argument and per
-    result (None: no attribute)."""
+    result (None: no attribute); a replicated one (`runtime.replicated`) its replica
+    count."""
     printer = Printer(platform)
     printer.spmd = spmd
     region = computation.region
@@ -200,7 +201,7 @@ def lower_to_stablehlo(computation: Computation, platform: str = "cpu", *, spmd=
     computation.host_callbacks = tuple(printer.host_callbacks)
     name = "".join(c if c.isalnum() or c == "_" else "_" for c in computation.name)
     module_attrs = (spmd.module_attrs() if spmd is not None else
-                    "mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32")
+                    f"mhlo.num_partitions = 1 : i32, mhlo.num_replicas = {int(replicas)} : i32")
     return "\n".join([
         f"module @{name or 'main'} attributes {{{module_attrs}}} {{",
         *(spmd.preamble() if spmd is not None else ()),

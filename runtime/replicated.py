@@ -27,7 +27,8 @@ from . import lowering
 from .builder import Builder
 from .check_threading import thread_checks
 from .checks import raise_first_failure
-from .client import _compile_or_raise, lowering_platform, runtime_error
+from .client import (compile_on_devices, lowering_platform, replicated_compile_options,
+                     runtime_error)
 from .errors import PSCUnsupportedCallError, PSCValueError
 from .ir import Computation
 
@@ -72,10 +73,8 @@ def check_devices(devices, count: int, what: str, backend=None) -> list:
 
 def stablehlo(computation: Computation, client, replicas: int) -> str:
     """The StableHLO text of ``computation`` as a program of ``replicas`` replicas."""
-    text = lowering.lower_to_stablehlo(computation, lowering_platform(client))
-    # The printer writes one replica; the module attribute says how many run it.
-    return text.replace("mhlo.num_replicas = 1 : i32", f"mhlo.num_replicas = {replicas} : i32",
-                        1)
+    return lowering.lower_to_stablehlo(computation, lowering_platform(client),
+                                       replicas=replicas)
 
 
 def compile_replicated(computation: Computation, devices, in_placements, out_placements):
@@ -90,14 +89,8 @@ def compile_replicated(computation: Computation, devices, in_placements, out_pla
     if computation.host_callbacks:
         raise PSCUnsupportedCallError(f"{computation.name}: debug_print inside pmap is not "
                                       "supported", hint="print outside the mapped function")
-    options = _jax.CompileOptions()
-    build = options.executable_build_options
-    build.num_replicas = len(devices)
-    build.num_partitions = 1
-    build.device_assignment = _jax.DeviceAssignment.create(
-        np.array([[d.id] for d in devices]))
-    loaded = _compile_or_raise(computation, lambda: client.compile_and_load(
-        text, _jax.DeviceList(tuple(devices)), options))
+    loaded = compile_on_devices(computation, client, text, devices,
+                                replicated_compile_options(devices))
     return ReplicatedExecutable(computation, loaded, devices, text, in_placements,
                                 out_placements, sites)
 

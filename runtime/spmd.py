@@ -406,15 +406,19 @@ def _named(op_sharding, mesh: Mesh) -> NamedSharding:
     return NamedSharding(mesh, parse_flatten_op_sharding(hlo, mesh)[0])
 
 
+def laid_out_as(array, sharding) -> bool:
+    """Whether the jax array ``array`` already lies as ``sharding`` says (that sharding,
+    or an equivalent one: a one-device array for a mesh of that one device)."""
+    return array.sharding == sharding or array.sharding.is_equivalent_to(sharding, array.ndim)
+
+
 def put(value, sharding: NamedSharding, dtype=None):
     """``value`` as a global jax array with ``sharding``, 64-bit types kept: a jax array
     with that sharding as it is; otherwise the shards of this process's devices are cut
     from the global value (a jax array on another sharding is gathered first)."""
     if type(value) is _ArrayImpl:
-        if (dtype is None or value.dtype == dtype) and (
-                value.sharding == sharding or
-                value.sharding.is_equivalent_to(sharding, value.ndim)):
-            return value   # (e.g. one device's array for a mesh of that one device)
+        if (dtype is None or value.dtype == dtype) and laid_out_as(value, sharding):
+            return value
         if not value.is_fully_addressable:
             raise PSCValueError(
                 f"an argument sharded as {value.sharding} is needed as {sharding}, which "
@@ -435,7 +439,8 @@ def put(value, sharding: NamedSharding, dtype=None):
 
 
 __all__ = ["ShardingsSpec", "SpmdLayout", "SpmdExecutable", "SpmdLowering", "shardings_spec",
-           "single_device", "call_layout", "check_fits", "compile", "put", "is_sharded"]
+           "single_device", "call_layout", "check_fits", "compile", "put", "is_sharded",
+           "laid_out_as"]
 
 
 # --- with_sharding_constraint ------------------------------------------------------------

@@ -378,7 +378,7 @@ class StagedFunction:
             return None
         executable = compiled.executable
         if executable.device is None and any(
-                type(leaf) is _ArrayImpl and leaf.sharding != sharding
+                type(leaf) is _ArrayImpl and not spmd.laid_out_as(leaf, sharding)
                 for leaf, sharding in zip(leaves, executable.layout.in_shardings)):
             return None   # (the C++ side would pass such an array as it is: resharded here)
         out_avals = executable.out_shaped_arrays
