@@ -18,7 +18,7 @@ from jax.extend import backend as jax_backend
 from jax.sharding import SingleDeviceSharding
 from jaxlib import _jax
 
-from . import executable_cache, lowering, staging
+from . import executable_cache, lowering, staging, xla_options
 from .errors import (PSCError, PSCResourceError, PSCShapeError, PSCTypeError,
                      PSCUnsupportedCallError, PSCValueError)
 from .ir import Computation
@@ -226,7 +226,7 @@ def _compile_with_callbacks(client, device, text: str, computation: Computation)
 def _compile_options(device) -> _jax.CompileOptions:
     """Options that run the program on ``device``: XLA's default device assignment is
     the client's first device, whichever device list the program is loaded for."""
-    options = _jax.CompileOptions()
+    options = xla_options.base_options(device.platform)
     options.executable_build_options.device_assignment = _jax.DeviceAssignment.create(
         np.array([[device.id]]))
     return options
@@ -301,7 +301,7 @@ def partitioned_compile_options(devices, propagate_to_outputs, shardy: bool):
     """Options for XLA's SPMD partitioner over ``devices`` (a mesh's, in its order: the
     device assignment of partitions 0..n-1); ``propagate_to_outputs`` says, per result,
     whether the partitioner chooses its sharding (no ``out_shardings`` entry for it)."""
-    options = _jax.CompileOptions()
+    options = xla_options.base_options(devices[0].platform)
     options.num_replicas = 1
     options.num_partitions = len(devices)
     build = options.executable_build_options
@@ -324,7 +324,7 @@ def compile_partitioned(computation: Computation, client, text: str, devices,
 
 def replicated_compile_options(devices):
     """Options for a program of ``len(devices)`` replicas, replica i on ``devices[i]``."""
-    options = _jax.CompileOptions()
+    options = xla_options.base_options(devices[0].platform)
     build = options.executable_build_options
     build.num_replicas = len(devices)
     build.num_partitions = 1
