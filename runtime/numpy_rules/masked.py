@@ -54,6 +54,7 @@ from ..context import current_builder, has_builder
 from ..errors import PSCIndexError, PSCShapeError, PSCTypeError, PSCValueError
 from ..ir import Value
 from ..translation import lookup_rule, qualified_name
+from . import masked_chunks as chunked
 from ._core import broadcast_to, lift, static_int
 
 _HINT = ("keep the full size instead: reduce it (sum, mean, max, np.dot), or use "
@@ -513,8 +514,9 @@ def _static_count(m: Masked, axes) -> int:
                         if not m.axis <= a < m.axis + m.k], dtype=np.int64))
 
 
-def _filled_reduction(fill_of, nothing_is_nan: bool = False):
-    """A reduction of the data with ``fill_of(dtype)`` where nothing is."""
+def _filled_reduction(fill_of, nothing_is_nan: bool = False, is_sum: bool = False):
+    """A reduction of the data with ``fill_of(dtype)`` where nothing is (a sum of a long
+    1-d window: `masked_chunks`)."""
     def rule(b, value_rule, m, axis=None, *args, keepdims=False, **kwargs):
         name = getattr(value_rule, "__name__", "reduction")
         if not isinstance(m, Masked) or args or any(
@@ -525,12 +527,30 @@ def _filled_reduction(fill_of, nothing_is_nan: bool = False):
             raise b.error(PSCValueError, "keepdims=True keeps an axis whose length is only "
                           f"known when the program runs (made by {m.what})", _HINT)
         axes = _reduced_axes(b, m, axis, name)
+        if is_sum and summed_in_chunks(m, kwargs):
+            return _chunked_sum(b, value_rule, m, kwargs)
         # the identity where nothing is; ``initial`` is then applied by the rule itself
         result = value_rule(b, m.filled_in_place(b, fill_of(m.dtype)), axis=axes, **kwargs)
         if nothing_is_nan and kwargs.get("initial") is None:
             result = _empty_extremum(b, m, result)
         return result
     return rule
+
+
+def summed_in_chunks(m: Masked, kwargs) -> bool:
+    """Whether a sum of ``m`` goes chunk by chunk: a 1-d window long enough for
+    `masked_chunks`, ``dtype=`` the only keyword."""
+    return m.is_window and m.ndim == 1 and set(kwargs) <= {"dtype"} and chunked.worth_it(
+            m.in_place if m.in_place is not None else m.data)
+
+
+def _chunked_sum(b: Builder, value_rule, m: Masked, kwargs) -> Value:
+    def sum_chunk(sub, chunk):
+        return value_rule(sub, chunk, **kwargs)
+    if m.in_place is not None:
+        return chunked.reduce_window(b, sum_chunk, [m.in_place], m.begin, m.length)
+    return chunked.reduce_window(b, sum_chunk, [m.data], b.constant(0, dtypes.int64),
+                                 m.length)
 
 
 def _identity(value):
@@ -619,8 +639,12 @@ def _dot(b: Builder, value_rule, x, y, *args, **kwargs):
                       "length, or one mask)", _HINT)
     _line_up(b, x, y)
     if _all_in_place_alike([x, y]):   # both in place, at one start: no shift
+        if chunked.worth_it(x.in_place):
+            return chunked.reduce_window(b, value_rule, [x.in_place, y.in_place], x.begin, x.length)
         return value_rule(b, x.filled_in_place(b, 0), y.filled_in_place(b, 0))
     x, y = _common_extent(b, [x, y])
+    if chunked.worth_it(x.data):
+        return chunked.reduce_window(b, value_rule, [x.data, y.data], b.constant(0, dtypes.int64), x.length)
     return value_rule(b, x.filled(b, 0), y.filled(b, 0))
 
 
@@ -733,7 +757,7 @@ _ELEMENTWISE = frozenset(
                                    "gt", "ge", "and_", "or_", "xor", "lshift", "rshift")]
     + ["builtins.abs", "numpy.abs", "numpy.conjugate", "numpy.real", "numpy.imag"])
 
-_SUM = _filled_reduction(_identity(0))
+_SUM = _filled_reduction(_identity(0), is_sum=True)
 _PROD = _filled_reduction(_identity(1))
 _MASKED_RULES = {}
 for _names, _rule in (
