@@ -131,7 +131,7 @@ def _inline(b: Builder, op: Operation) -> None:
              else contextlib.nullcontext())
     with where:
         taken = _taken(b, index)
-        on_false, on_true = (_inline_branch(b, region, passed) for region in op.regions)
+        on_false, on_true = (inline_region(b, region, passed) for region in op.regions)
         for result, t, f in zip(op.results, on_true, on_false):
             select = b.select(taken, t, f).producer
             select.results = (result,)
@@ -147,7 +147,9 @@ def _taken(b: Builder, index: Value) -> Value:
     return b.compare(index, b.constant(0, index.dtype), "NE")
 
 
-def _inline_branch(b: Builder, region: Region, passed) -> list[Value]:
+def inline_region(b: Builder, region: Region, passed) -> list[Value]:
+    """Append copies of ``region``'s ops to ``b``'s region, its parameters bound to
+    ``passed``; returns what its outputs became."""
     mapping = dict(zip(region.params, passed))
     for inner in region.operations:
         copy = Operation(inner.name, [mapping[v] for v in inner.operands], inner.attrs,
