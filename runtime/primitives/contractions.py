@@ -12,7 +12,7 @@ import numpy as np
 from ..autodiff.tangents import is_float
 from ..autodiff.trace import replay
 from ..errors import PSCShapeError, PSCValueError
-from ..lowering import dims_attr
+from ..lowering import dims_attr, i64_array, location, tensor_type, value_type
 from ..primitive import batching_rule, checks, jvp_rule, lowers, vjp_rule
 from .support import NUMERIC, check_kind, fmt, require, same_dtypes, to_front
 
@@ -42,11 +42,64 @@ def _check_dot_general(operands, attrs):
 @lowers("dot_general")
 def _lower_dot_general(p, op):
     a = op.attrs
+    lhs, rhs = op.operands
+    lhs_name, lhs_type, lhs_contract = p.name(lhs), value_type(lhs), a["lhs_contract"]
+    form = lhs_transposed_first(p.platform, op)
+    if form is not None:
+        lhs_name, lhs_type = _behind_barrier(p, lhs, op, transpose=form == "transpose")
+        lhs_contract = (1,)
     fields = dims_attr([("lhs_batching_dimensions", a["lhs_batch"]),
                         ("rhs_batching_dimensions", a["rhs_batch"]),
-                        ("lhs_contracting_dimensions", a["lhs_contract"]),
+                        ("lhs_contracting_dimensions", lhs_contract),
                         ("rhs_contracting_dimensions", a["rhs_contract"])])
-    p.generic(op, "dot_general", f"dot_dimension_numbers = #stablehlo.dot<{fields}>")
+    result = p.bind_results(op)
+    p.emit(f'{result} = "stablehlo.dot_general"({lhs_name}, {p.name(rhs)}) '
+           f"{{dot_dimension_numbers = #stablehlo.dot<{fields}>}} : "
+           f"({lhs_type}, {value_type(rhs)}) -> {value_type(op.results[0])} {location(op)}")
+
+
+# Free and contracted sizes from which a matrix product contracting the left matrix's
+# first axis (``A.T @ B``) is computed from a transposed copy of it (see below).
+TRANSPOSED_LHS_MIN = 8
+
+
+def lhs_transposed_first(platform: str, op) -> str | None:
+    """How ``op`` (a ``dot_general``) gets a left matrix whose contracted axis is last in
+    memory: ``"transpose"`` (it contracts the matrix's first axis: transpose it),
+    ``"keep"`` (it contracts the last axis: keep the matrix as it is), or None (leave the
+    product to XLA).
+
+    XLA:CPU's matrix products are about twice as fast with the left operand's contracted
+    axis last in memory (measured: ``A.T @ B`` 2.9 ms against 1.5 ms for 600 x 500 float64
+    matrices, likewise from 64 to 2000), and XLA folds transposes into products (a
+    ``transpose`` before the product, or one that an element-wise producer such as
+    ``A.T - mean`` sinks to), so the left matrix goes behind an optimization barrier, where
+    it keeps its row-major layout.  Making it costs one pass over it, which the product
+    makes at least `TRANSPOSED_LHS_MIN` times."""
+    lhs, rhs = op.operands
+    a = op.attrs
+    if not (platform == "cpu" and lhs.ndim == 2 and rhs.ndim == 2 and not a["lhs_batch"]
+            and lhs.dtype.kind in "fc" and min(lhs.shape + rhs.shape) >= TRANSPOSED_LHS_MIN):
+        return None
+    return "transpose" if tuple(a["lhs_contract"]) == (0,) else "keep"
+
+
+def _behind_barrier(p, lhs, op, transpose: bool) -> tuple[str, str]:
+    """``lhs`` (transposed first if ``transpose``) behind an optimization barrier: its
+    name and type."""
+    name, kept_type = p.name(lhs), value_type(lhs)
+    where = location(op)
+    if transpose:
+        kept_type = tensor_type(lhs.shape[::-1], lhs.dtype)
+        transposed = p.fresh()
+        p.emit(f'{transposed} = "stablehlo.transpose"({name}) '
+               f"{{permutation = {i64_array([1, 0])}}} : ({value_type(lhs)}) -> "
+               f"{kept_type} {where}")
+        name = transposed
+    kept = p.fresh()
+    p.emit(f'{kept} = "stablehlo.optimization_barrier"({name}) : ({kept_type}) -> '
+           f"{kept_type} {where}")
+    return kept, kept_type
 
 
 def _dot_general_jvp(b, op, primals, tangents):
