@@ -39,6 +39,7 @@ import numpy as np
 from .builder import Builder
 from .ir import Computation, Operation, Region, Value
 from .primitive import lookup
+from .region_pass import inline_region, rewrite_innermost_first
 
 # Element-wise and small data-movement primitives: each costs about one pass over its
 # result.  Not here: loops, conditionals, sorts, gathers/scatters (their indices), random
@@ -61,38 +62,9 @@ MAX_WORK = 32768
 
 def convert_ifs(computation: Computation) -> int:
     """Convert every cheap two-branch ``case`` of ``computation`` (changed in place),
-    innermost first; returns how many were converted."""
-    converter = _Converter()
-    converter.region(computation.region)
-    return converter.converted
-
-
-class _Converter:
-    def __init__(self):
-        self.converted = 0
-        # a region object may serve two ops (transforms replay an op with its regions):
-        # each is converted once
-        self._seen: set[int] = set()
-
-    def region(self, region: Region) -> None:
-        if id(region) in self._seen:
-            return
-        self._seen.add(id(region))
-        for op in region.operations:
-            for nested in op.regions:
-                self.region(nested)   # innermost first: a converted inner if makes its
-                # enclosing branch straight-line, so that one may convert too
-        plan = [_convertible(op) for op in region.operations]
-        if not any(plan):
-            return
-        operations, region.operations = region.operations, []
-        b = Builder.resume(region)
-        for op, convert in zip(operations, plan):
-            if convert:
-                _inline(b, op)
-                self.converted += 1
-            else:
-                region.operations.append(op)
+    innermost first (a converted inner ``if`` makes its enclosing branch straight-line, so
+    that one may convert too); returns how many were converted."""
+    return rewrite_innermost_first(computation.region, _convertible, _inline)
 
 
 def _convertible(op: Operation) -> bool:
@@ -145,17 +117,3 @@ def _taken(b: Builder, index: Value) -> Value:
             producer.operands[0].dtype == np.bool_:
         return producer.operands[0]   # the ``if``'s own test, which the builder converted
     return b.compare(index, b.constant(0, index.dtype), "NE")
-
-
-def inline_region(b: Builder, region: Region, passed) -> list[Value]:
-    """Append copies of ``region``'s ops to ``b``'s region, its parameters bound to
-    ``passed``; returns what its outputs became."""
-    mapping = dict(zip(region.params, passed))
-    for inner in region.operations:
-        copy = Operation(inner.name, [mapping[v] for v in inner.operands], inner.attrs,
-                         inner.regions, inner.location)
-        copy.results = tuple(Value(v.shape, v.dtype, b.region, copy, weak=v.weak)
-                             for v in inner.results)
-        mapping.update(zip(inner.results, copy.results))
-        b.region.operations.append(copy)
-    return [mapping[v] for v in region.outputs]

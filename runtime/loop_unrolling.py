@@ -33,9 +33,10 @@ import contextlib
 import numpy as np
 
 from .builder import Builder
-from .if_conversion import CHEAP, inline_region
+from .if_conversion import CHEAP
 from .ir import Computation, Operation, Region, Value
 from .primitive import lookup
+from .region_pass import inline_region, rewrite_innermost_first
 
 FACTOR = 8
 MAX_OPS = 32
@@ -45,38 +46,7 @@ MAX_ELEMENTS = 16
 def unroll_loops(computation: Computation) -> int:
     """Unroll every cheap counted loop of ``computation`` (changed in place), innermost
     first; returns how many were unrolled."""
-    unroller = _Unroller()
-    unroller.region(computation.region)
-    return unroller.unrolled
-
-
-class _Unroller:
-    def __init__(self):
-        self.unrolled = 0
-        self._seen: set[int] = set()   # a region object may serve two ops: once each
-
-    def region(self, region: Region) -> None:
-        if id(region) in self._seen:
-            return
-        self._seen.add(id(region))
-        for op in region.operations:
-            for nested in op.regions:
-                self.region(nested)
-        plan = [unrollable(op) for op in region.operations]
-        if not any(plan):
-            return
-        operations, region.operations = region.operations, []
-        b = Builder.resume(region)
-        renamed: dict[Value, Value] = {}
-        for op, unroll in zip(operations, plan):
-            if renamed:   # what read an unrolled loop's results reads the new ones
-                op.operands = tuple(renamed.get(v, v) for v in op.operands)
-            if unroll:
-                renamed.update(zip(op.results, _unrolled(b, op)))
-                self.unrolled += 1
-            else:
-                region.operations.append(op)
-        region.outputs = [renamed.get(v, v) for v in region.outputs]
+    return rewrite_innermost_first(computation.region, unrollable, _unrolled)
 
 
 def unrollable(op: Operation) -> bool:

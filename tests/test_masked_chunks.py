@@ -12,6 +12,7 @@ from transpiler import grad, jit_ps
 
 from ad_corpus.oracles import jax_x64  # noqa: F401  (the fixture)
 from conftest import assert_same
+from test_masked_values import spmv   # NPBench's CSR row loop
 
 CHUNK = masked_chunks.CHUNK
 LONG = masked_chunks.CHUNKED_FROM
@@ -43,15 +44,6 @@ def test_bool_dot_of_windows_matches_numpy(rng):
     f = jit_ps(lambda a, w, k: (a[k:] @ w[k:], np.sum(a[k:])))
     for k in (0, 300, LONG - 3, LONG):
         assert_same(f(a, w, np.int64(k)), (a[k:] @ w[k:], np.sum(a[k:])))
-
-
-def spmv(A_row, A_col, A_val, x):
-    y = np.empty(A_row.size - 1, A_val.dtype)
-    for i in range(A_row.size - 1):
-        cols = A_col[A_row[i]:A_row[i + 1]]
-        vals = A_val[A_row[i]:A_row[i + 1]]
-        y[i] = vals @ x[cols]
-    return y
 
 
 def trisolv(L, x, b):
