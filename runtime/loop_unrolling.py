@@ -1,7 +1,7 @@
 """Unrolling: a counted loop over a few scalar ops runs its body several times per iteration.
 
 A loop whose iterations are a handful of scalar operations (a Python ``for`` over prices
-with an ``if``, a neighbour swap in a particle sweep) spends most of its time on the loop
+with an ``if``, a scalar recurrence) spends most of its time on the loop
 itself: XLA:CPU keeps a ``while``'s state in memory and runs its condition and body as
 functions, so every iteration stores and reloads the state and branches back.  Running the
 body `FACTOR` times per iteration divides that by `FACTOR` and lets LLVM keep values in
@@ -13,8 +13,9 @@ compilation.  It changes only loops whose number of iterations is known when the
 is built (``trip_count``: a ``for`` over a static range, `scan`, `fori_loop` with static
 bounds; the builder sets it only where it is exact) and whose body is cheap by the cost
 model: at most `MAX_OPS` ops of `if_conversion.CHEAP` (``reduce`` with its combiner), no
-loops, conditionals or effects, every result at most `MAX_ELEMENTS` elements (a
-``dynamic_update_slice`` counts its update, as XLA updates in place).  Innermost first, so
+loops, conditionals, effects or ``dynamic_update_slice`` (bodies that write into an array
+measured no faster, the particle sweep of ``benchmarks/loops.py`` slower), every result at
+most `MAX_ELEMENTS` elements.  Innermost first, so
 the scalar loop inside an array-level one is unrolled and the outer one is left alone.
 
 Reference semantics, for a loop of ``n`` iterations (its condition is then true exactly

@@ -640,11 +640,13 @@ def _dot(b: Builder, value_rule, x, y, *args, **kwargs):
     _line_up(b, x, y)
     if _all_in_place_alike([x, y]):   # both in place, at one start: no shift
         if chunked.worth_it(x.in_place):
-            return chunked.reduce_window(b, value_rule, [x.in_place, y.in_place], x.begin, x.length)
+            return chunked.reduce_window(b, value_rule, [x.in_place, y.in_place], x.begin,
+                                         x.length)
         return value_rule(b, x.filled_in_place(b, 0), y.filled_in_place(b, 0))
     x, y = _common_extent(b, [x, y])
     if chunked.worth_it(x.data):
-        return chunked.reduce_window(b, value_rule, [x.data, y.data], b.constant(0, dtypes.int64), x.length)
+        return chunked.reduce_window(b, value_rule, [x.data, y.data],
+                                     b.constant(0, dtypes.int64), x.length)
     return value_rule(b, x.filled(b, 0), y.filled(b, 0))
 
 

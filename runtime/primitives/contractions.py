@@ -58,8 +58,8 @@ def _lower_dot_general(p, op):
            f"({lhs_type}, {value_type(rhs)}) -> {value_type(op.results[0])} {location(op)}")
 
 
-# Free and contracted sizes from which a matrix product contracting the left matrix's
-# first axis (``A.T @ B``) is computed from a transposed copy of it (see below).
+# Free and contracted sizes from which a matrix product's left matrix goes behind an
+# optimization barrier, transposed first for ``A.T @ B`` (`lhs_transposed_first`).
 TRANSPOSED_LHS_MIN = 8
 
 
