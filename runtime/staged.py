@@ -75,6 +75,7 @@ from .errors import (PSCError, PSCResourceError, PSCTypeError, PSCValueError,
                      SourceLocation)
 from .if_conversion import convert_ifs
 from .interrupt import may_run_long, run_interruptibly
+from .loop_batching import batch_out_of_loops
 from .loop_unrolling import unroll_loops
 from .placement import as_device, call_device
 from .tracebacks import hide_internal_frames
@@ -492,6 +493,7 @@ class StagedFunction:
         if self.if_conversion:   # after every transform: see runtime.if_conversion
             convert_ifs(computation)
         sites = thread_checks(computation)
+        batch_out_of_loops(computation)   # before unrolling: its loops may become cheap
         unroll_loops(computation)   # last: the loops as they will run
         if signature.layout is not None:
             executable = spmd.compile(computation, signature.layout, out_treedef)

@@ -54,8 +54,13 @@ def _batch_dynamic_slice(b, op, operands, dims):
         x = to_front(b, x, dims[0])
         start = b.constant(np.zeros((), indices[0].dtype if indices else np.int32))
         return [b.dynamic_slice(x, [start, *indices], (x.shape[0],) + sizes)], [0]
-    x, starts = _lanes_and_starts(b, x, dims[0], indices, dims[1:])
     n = len(indices)
+    if dims[0] is None:   # one array, many positions: no copy of it per lane
+        starts = _starts(b, indices, dims[1:])
+        return [b.gather(x, starts, offset_dims=range(1, n + 1), collapsed_slice_dims=(),
+                         start_index_map=range(n), index_vector_dim=1,
+                         slice_sizes=sizes)], [0]
+    x, starts = _lanes_and_starts(b, x, dims[0], indices, dims[1:])
     return [b.gather(x, starts, offset_dims=range(1, n + 1), collapsed_slice_dims=(),
                      start_index_map=range(1, n + 1), index_vector_dim=1,
                      slice_sizes=(1,) + sizes, operand_batching_dims=(0,),
@@ -67,9 +72,18 @@ def _lanes_and_starts(b, x, x_dim, indices, index_dims):
     ``(lanes, len(indices))`` array."""
     size = next(v.shape[d] for v, d in zip([x, *indices], [x_dim, *index_dims])
                 if d is not None)
-    columns = [b.reshape(to_front(b, i, d, size), (size, 1))
+    return to_front(b, x, x_dim, size), _starts(b, indices, index_dims, size)
+
+
+def _starts(b, indices, index_dims, size=None):
+    """The start indices, some batched, as one ``(lanes, len(indices))`` array."""
+    if size is None:
+        size = next(i.shape[d] for i, d in zip(indices, index_dims) if d is not None)
+    dtype = next(i.dtype for i, d in zip(indices, index_dims) if d is not None)
+    columns = [b.reshape(to_front(b, b.convert(i, dtype) if i.dtype != dtype else i, d,
+                                  size), (size, 1))
                for i, d in zip(indices, index_dims)]
-    return to_front(b, x, x_dim, size), b.concatenate(columns, 1)
+    return b.concatenate(columns, 1)
 
 
 @checks("dynamic_update_slice")
