@@ -1,5 +1,5 @@
 """What the passes over a finished computation share (`runtime.if_conversion`,
-`runtime.loop_unrolling`): a walk that rewrites chosen ops innermost region first, and
+`runtime.loop_batching`, `runtime.loop_unrolling`): a walk that rewrites chosen ops innermost region first, and
 inlining a region's ops."""
 from __future__ import annotations
 
